@@ -1,0 +1,110 @@
+"""Card codes over whole columns: text <-> small integers (rank * 4 + suit, joker 52).
+
+Ranks run 2..A as 0..12 and suits c, d, h, s as 0..3, the order in which the
+examples list joker substitutes (2c 2d 2h 2s 3c ... As). Parsing maps each
+distinct spelling once, so a column of a million cards costs a dictionary
+encode, not a million Python calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.errors import CardError
+
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
+JOKER = 52
+INVALID = -1
+N_STANDARD = 52
+
+CardCodes = npt.NDArray[np.int8]
+
+CANONICAL: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS) + ("JK",)
+_CANONICAL_ARRAY = np.array(CANONICAL, dtype=object)
+
+
+def _spellings() -> dict[str, int]:
+    """Every accepted spelling: either case for rank and suit, '10' for T, JK any case."""
+    table: dict[str, int] = {}
+    for r, rank in enumerate(RANKS):
+        rank_spellings = {rank, rank.lower()} | ({"10"} if rank == "T" else set())
+        for s, suit in enumerate(SUITS):
+            for rs in rank_spellings:
+                for ss in (suit, suit.upper()):
+                    table[rs + ss] = r * 4 + s
+    for j in ("JK", "Jk", "jK", "jk"):
+        table[j] = JOKER
+    return table
+
+
+SPELLINGS: dict[str, int] = _spellings()
+
+
+def rank_of(codes: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]:
+    """Rank 0..12 of standard cards (13 for the joker)."""
+    return (np.asarray(codes) >> 2).astype(np.int8)
+
+
+def suit_of(codes: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]:
+    """Suit 0..3 of standard cards (4 for the joker, which has none)."""
+    codes = np.asarray(codes)
+    return np.where(codes == JOKER, 4, codes & 3).astype(np.int8)
+
+
+def try_parse(texts: pa.Array | Sequence[str | None]) -> CardCodes:
+    """Codes for a column of card texts; INVALID (-1) where a text is not a card.
+
+    >>> try_parse(["Ah", "10d", "jk", "Xx", "2C"]).tolist()
+    [50, 33, 52, -1, 0]
+    """
+    array = texts if isinstance(texts, pa.Array) else pa.array(texts, type=pa.string())
+    if len(array) == 0:
+        return np.empty(0, dtype=np.int8)
+    encoded = pc.dictionary_encode(array)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    dictionary = encoded.dictionary.to_pylist()
+    lookup = np.array([SPELLINGS.get(d, INVALID) if isinstance(d, str) else INVALID
+                       for d in dictionary] + [INVALID], dtype=np.int8)
+    indices = encoded.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
+    return lookup[indices]
+
+
+def parse(texts: pa.Array | Sequence[str | None], where: Sequence[str] | None = None) -> CardCodes:
+    """Codes for a column of card texts; a CardError names the first bad card and where it was.
+
+    `where` gives, per card, a place to quote in the error (a file and line, a field);
+    without it the error quotes the position in the column.
+
+    >>> parse(["Ts", "JK"]).tolist()
+    [35, 52]
+    >>> parse(["Ts", "Zz"], where=["board 1", "board 2"])
+    Traceback (most recent call last):
+    ...
+    pipeline.errors.CardError: The card 'Zz' at board 2 is not a card: ...
+    """
+    codes = try_parse(texts)
+    bad = np.flatnonzero(codes == INVALID)
+    if bad.size:
+        i = int(bad[0])
+        card = texts[i]
+        text = card.as_py() if isinstance(card, pa.Scalar) else card
+        raise CardError(text, where[i] if where is not None else f"position {i}")
+    return codes
+
+
+def format_cards(codes: npt.NDArray[np.integer]) -> npt.NDArray[np.object_]:
+    """Canonical text ('Ah', 'Td', 'JK') of each code, same shape; None where the code is -1.
+
+    >>> format_cards(np.array([[50, 33], [52, -1]])).tolist()
+    [['Ah', 'Td'], ['JK', None]]
+    """
+    codes = np.asarray(codes)
+    padded = np.append(_CANONICAL_ARRAY, None)
+    return padded[np.where(codes < 0, len(CANONICAL), codes)]  # type: ignore[no-any-return]

@@ -1,0 +1,196 @@
+"""Hand values: the 7,462 classes of five-card poker hands, best last.
+
+A value is a small integer, the class's strength (0 = 7-5-4-3-2 high, 7461 = the
+royal flush): comparing values compares hands, and equal values are ties. Each
+value decodes to its category, its five ranks in order of significance, the
+canonical text of rules.md section 3 and a label for people.
+"""
+
+from __future__ import annotations
+
+import itertools
+from enum import IntEnum
+from functools import cache
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.cards import RANKS
+
+NO_VALUE = -1
+
+
+class Category(IntEnum):
+    """Hand categories, weakest first; the names are the canonical texts."""
+
+    high_card = 0
+    pair = 1
+    two_pair = 2
+    three_of_a_kind = 3
+    straight = 4
+    flush = 5
+    full_house = 6
+    four_of_a_kind = 7
+    straight_flush = 8
+
+
+RankTuple = tuple[int, int, int, int, int]
+ClassKey = tuple[int, RankTuple]
+
+_WHEEL = (3, 2, 1, 0, 12)
+
+
+def straight_top(distinct: tuple[int, ...]) -> int | None:
+    """The top rank of the straight formed by five distinct ranks, if they form one."""
+    s = sorted(distinct, reverse=True)
+    if s == [12, 3, 2, 1, 0]:
+        return 3
+    if s[0] - s[4] == 4 and len(set(s)) == 5:
+        return s[0]
+    return None
+
+
+def straight_ranks(top: int) -> RankTuple:
+    """The five ranks of the straight topped by `top`, in significance order (wheel: 5432A)."""
+    if top == 3:
+        return _WHEEL
+    return (top, top - 1, top - 2, top - 3, top - 4)
+
+
+def classify(ranks: tuple[int, ...], suited: bool) -> ClassKey:
+    """Category and significance-ordered ranks of five cards (`suited`: all one suit).
+
+    Used to build the lookup tables once; the hot path never calls it.
+    """
+    counts = {r: ranks.count(r) for r in set(ranks)}
+    # Significance: larger groups first, then higher ranks.
+    order = sorted(counts, key=lambda r: (counts[r], r), reverse=True)
+    expanded = tuple(r for r in order for _ in range(counts[r]))
+    shape = sorted(counts.values(), reverse=True)
+    if len(counts) == 5:
+        top = straight_top(tuple(counts))
+        if top is not None:
+            cat = Category.straight_flush if suited else Category.straight
+            return cat, straight_ranks(top)
+        return (Category.flush if suited else Category.high_card), expanded  # type: ignore[return-value]
+    by_shape = {
+        (4, 1): Category.four_of_a_kind,
+        (3, 2): Category.full_house,
+        (3, 1, 1): Category.three_of_a_kind,
+        (2, 2, 1): Category.two_pair,
+        (2, 1, 1, 1): Category.pair,
+    }
+    return by_shape[tuple(shape)], expanded  # type: ignore[index,return-value]
+
+
+@cache
+def all_classes() -> tuple[ClassKey, ...]:
+    """Every distinct five-card value, weakest first (index = strength)."""
+    keys: set[ClassKey] = set()
+    for combo in itertools.combinations_with_replacement(range(13), 5):
+        if max(combo.count(r) for r in combo) <= 4:
+            keys.add(classify(combo, suited=False))
+    for combo in itertools.combinations(range(13), 5):
+        keys.add(classify(combo, suited=True))
+    return tuple(sorted(keys, key=lambda k: (int(k[0]), k[1])))
+
+
+@cache
+def strength_of() -> dict[ClassKey, int]:
+    """Map a class key to its strength."""
+    return {key: i for i, key in enumerate(all_classes())}
+
+
+_NAMES = ("Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten",
+          "Jack", "Queen", "King", "Ace")
+_PLURALS = ("Twos", "Threes", "Fours", "Fives", "Sixes", "Sevens", "Eights", "Nines",
+            "Tens", "Jacks", "Queens", "Kings", "Aces")
+
+
+def _label(cat: Category, r: RankTuple) -> str:
+    """Human text of a value, e.g. 'Full House, Sevens full of Queens'."""
+    name, plural = _NAMES, _PLURALS
+    kickers = "-".join(name[x] for x in r)
+    match cat:
+        case Category.straight_flush:
+            return "Royal Flush" if r[0] == 12 else f"Straight Flush, {name[r[0]]} high"
+        case Category.four_of_a_kind:
+            return f"Four of a Kind, {plural[r[0]]} with a {name[r[4]]} kicker"
+        case Category.full_house:
+            return f"Full House, {plural[r[0]]} full of {plural[r[3]]}"
+        case Category.flush:
+            return f"Flush, {kickers}"
+        case Category.straight:
+            return f"Straight, {name[r[0]]} high"
+        case Category.three_of_a_kind:
+            return f"Three of a Kind, {plural[r[0]]}, {name[r[3]]}-{name[r[4]]} kickers"
+        case Category.two_pair:
+            return f"Two Pair, {plural[r[0]]} and {plural[r[2]]} with a {name[r[4]]} kicker"
+        case Category.pair:
+            rest = "-".join(name[x] for x in r[2:])
+            return f"Pair of {plural[r[0]]}, {rest} kickers"
+        case _:
+            return f"High Card, {kickers}"
+
+
+@cache
+def _decoded() -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8],
+                        npt.NDArray[np.object_], npt.NDArray[np.object_]]:
+    classes = all_classes()
+    category = np.array([int(c) for c, _ in classes] + [NO_VALUE], dtype=np.int8)
+    ranks = np.array([r for _, r in classes] + [(NO_VALUE,) * 5], dtype=np.int8)
+    text = np.array([f"{c.name}:" + "".join(RANKS[x] for x in r) for c, r in classes] + [None],
+                    dtype=object)
+    label = np.array([_label(c, r) for c, r in classes] + [None], dtype=object)
+    return category, ranks, text, label
+
+
+def _lookup(values: npt.ArrayLike, column: int) -> npt.NDArray[np.generic]:
+    table = _decoded()[column]
+    v = np.asarray(values)
+    return table[np.where(v < 0, len(table) - 1, v)]
+
+
+def category_of(values: npt.ArrayLike) -> npt.NDArray[np.int8]:
+    """The Category code of each value (-1 where there is no value)."""
+    return _lookup(values, 0)  # type: ignore[return-value]
+
+
+def ranks_of(values: npt.ArrayLike) -> npt.NDArray[np.int8]:
+    """The five ranks of each value in significance order, shape (..., 5)."""
+    return _lookup(values, 1)  # type: ignore[return-value]
+
+
+def value_text(values: npt.ArrayLike) -> npt.NDArray[np.object_]:
+    """Canonical texts 'category:ranks' of rules.md section 3.
+
+    >>> value_text([7461, 0]).tolist()
+    ['straight_flush:AKQJT', 'high_card:75432']
+    """
+    return _lookup(values, 2)  # type: ignore[return-value]
+
+
+def value_label(values: npt.ArrayLike) -> npt.NDArray[np.object_]:
+    """Human labels.
+
+    >>> value_label([7461]).tolist()
+    ['Royal Flush']
+    """
+    return _lookup(values, 3)  # type: ignore[return-value]
+
+
+@cache
+def _text_to_value() -> dict[str, int]:
+    return {t: i for i, t in enumerate(_decoded()[2][:-1])}
+
+
+def parse_value(texts: npt.ArrayLike) -> npt.NDArray[np.int16]:
+    """Values of canonical texts; -1 for a text that is no hand value (e.g. 'pair:AAAAA').
+
+    >>> parse_value(["straight:5432A", "pair:TTA93", "flush:AAKQJ"]).tolist()
+    [5863, 4059, -1]
+    """
+    lookup = _text_to_value()
+    return np.array([lookup.get(t, NO_VALUE) if isinstance(t, str) else NO_VALUE
+                     for t in np.asarray(texts, dtype=object).ravel()],
+                    dtype=np.int16).reshape(np.shape(texts))
