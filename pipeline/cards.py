@@ -25,8 +25,7 @@ N_STANDARD = 52
 
 CardCodes = npt.NDArray[np.int8]
 
-CANONICAL: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS) + ("JK",)
-_CANONICAL_ARRAY = np.array(CANONICAL, dtype=object)
+CANONICAL: tuple[str, ...] = (*(r + s for r in RANKS for s in SUITS), "JK")
 
 
 def _spellings() -> dict[str, int]:
@@ -70,8 +69,11 @@ def try_parse(texts: pa.Array | Sequence[str | None]) -> CardCodes:
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     dictionary = encoded.dictionary.to_pylist()
-    lookup = np.array([SPELLINGS.get(d, INVALID) if isinstance(d, str) else INVALID
-                       for d in dictionary] + [INVALID], dtype=np.int8)
+    lookup = np.array(
+        [SPELLINGS.get(d, INVALID) if isinstance(d, str) else INVALID for d in dictionary]
+        + [INVALID],
+        dtype=np.int8,
+    )
     indices = encoded.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
     return lookup[indices]
 
@@ -106,5 +108,5 @@ def format_cards(codes: npt.NDArray[np.integer]) -> npt.NDArray[np.object_]:
     [['Ah', 'Td'], ['JK', None]]
     """
     codes = np.asarray(codes)
-    padded = np.append(_CANONICAL_ARRAY, None)
-    return padded[np.where(codes < 0, len(CANONICAL), codes)]  # type: ignore[no-any-return]
+    padded = np.array([*CANONICAL, None], dtype=object)
+    return padded[np.where(codes < 0, len(CANONICAL), codes)]

@@ -11,7 +11,16 @@ import itertools
 from collections import Counter
 
 STRAIGHT_FLUSH, QUADS, FULL_HOUSE, FLUSH, STRAIGHT, TRIPS, TWO_PAIR, PAIR, HIGH = (
-    8, 7, 6, 5, 4, 3, 2, 1, 0)
+    8,
+    7,
+    6,
+    5,
+    4,
+    3,
+    2,
+    1,
+    0,
+)
 JOKER = 52
 
 
@@ -34,8 +43,14 @@ def five(cards: tuple[int, ...]) -> tuple[int, ...]:
     if flush:
         return (FLUSH, *ordered)
     shape = tuple(n for _, n in groups)
-    category = {(4, 1): QUADS, (3, 2): FULL_HOUSE, (3, 1, 1): TRIPS, (2, 2, 1): TWO_PAIR,
-                (2, 1, 1, 1): PAIR, (1, 1, 1, 1, 1): HIGH}[shape]
+    category = {
+        (4, 1): QUADS,
+        (3, 2): FULL_HOUSE,
+        (3, 1, 1): TRIPS,
+        (2, 2, 1): TWO_PAIR,
+        (2, 1, 1, 1): PAIR,
+        (1, 1, 1, 1, 1): HIGH,
+    }[shape]
     return (category, *ordered)
 
 
@@ -46,12 +61,16 @@ def best_any(row: tuple[int, ...], board: tuple[int, ...]) -> tuple[int, ...]:
 
 def best_omaha(row: tuple[int, ...], board: tuple[int, ...]) -> tuple[int, ...]:
     """Best of exactly two row cards with exactly three board cards (bottom row)."""
-    return max(five(h + b) for h in itertools.combinations(row, 2)
-               for b in itertools.combinations(board, 3))
+    return max(
+        five(h + b)
+        for h in itertools.combinations(row, 2)
+        for b in itertools.combinations(board, 3)
+    )
 
 
-def best_with_jokers(row: tuple[int, ...], board: tuple[int, ...], omaha: bool
-                     ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def best_with_jokers(
+    row: tuple[int, ...], board: tuple[int, ...], omaha: bool
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Best key over every allowed substitution, and the first substitutes reaching it."""
     real = tuple(c for c in row if c != JOKER)
     jokers = len(row) - len(real)

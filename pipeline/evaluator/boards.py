@@ -71,8 +71,9 @@ class BoardFeatures:
         return len(self.index)
 
     def take(self, rows: npt.NDArray[np.integer]) -> BoardFeatures:
-        return BoardFeatures(self.index[rows], self.flush_suit[rows], self.suited[rows],
-                             self.used[rows])
+        return BoardFeatures(
+            self.index[rows], self.flush_suit[rows], self.suited[rows], self.used[rows]
+        )
 
 
 def card_mask(cols: npt.NDArray[np.intp]) -> npt.NDArray[np.uint64]:

@@ -50,17 +50,25 @@ def _lowest_bit(x: npt.NDArray[np.uint64]) -> npt.NDArray[np.int8]:
     return np.bitwise_count(low - np.uint64(1)).astype(np.int8)
 
 
-def _first_free(used: npt.NDArray[np.uint64], rank: npt.NDArray[np.integer],
-                which: int = 0) -> Codes:
+def _first_free(
+    used: npt.NDArray[np.uint64], rank: npt.NDArray[np.integer], which: int = 0
+) -> Codes:
     """The code of the first (which=0) or second (1) free card of each rank."""
     taken = (used >> (rank.astype(np.uint64) * np.uint64(4))) & np.uint64(15)
     suit = _free_suits()[which][taken.astype(np.intp)]
     return (rank.astype(np.int8) * 4 + suit).astype(np.int8)
 
 
-def substitutes(*, jokers: int, value: npt.NDArray[np.int16], rank_value: npt.NDArray[np.int16],
-                rank_arg: npt.NDArray[np.int8], used: npt.NDArray[np.uint64],
-                flush_suit: npt.NDArray[np.int8], suited: npt.NDArray[np.int32]) -> Codes:
+def substitutes(
+    *,
+    jokers: int,
+    value: npt.NDArray[np.int16],
+    rank_value: npt.NDArray[np.int16],
+    rank_arg: npt.NDArray[np.int8],
+    used: npt.NDArray[np.uint64],
+    flush_suit: npt.NDArray[np.int8],
+    suited: npt.NDArray[np.int32],
+) -> Codes:
     """The first substitutes reaching `value`, shape (rows, jokers), ascending per row.
 
     `used` masks the row's standard cards and the board's; `suited` masks the ranks
@@ -79,13 +87,19 @@ def substitutes(*, jokers: int, value: npt.NDArray[np.int16], rank_value: npt.ND
 
     flush = np.flatnonzero(~by_rank)
     if flush.size:
-        out[flush] = _flush_substitutes(jokers, value[flush], used[flush], flush_suit[flush],
-                                        suited[flush])
+        out[flush] = _flush_substitutes(
+            jokers, value[flush], used[flush], flush_suit[flush], suited[flush]
+        )
     return out
 
 
-def _flush_substitutes(jokers: int, value: npt.NDArray[np.int16], used: npt.NDArray[np.uint64],
-                       flush_suit: npt.NDArray[np.int8], suited: npt.NDArray[np.int32]) -> Codes:
+def _flush_substitutes(
+    jokers: int,
+    value: npt.NDArray[np.int16],
+    used: npt.NDArray[np.uint64],
+    flush_suit: npt.NDArray[np.int8],
+    suited: npt.NDArray[np.int32],
+) -> Codes:
     needed = (_value_rank_mask()[value] & ~suited).astype(np.uint64)
     n_needed = np.bitwise_count(needed)
     low = _lowest_bit(np.where(needed == 0, np.uint64(1), needed))
@@ -96,8 +110,11 @@ def _flush_substitutes(jokers: int, value: npt.NDArray[np.int16], used: npt.NDAr
         return np.where(n_needed == 0, first, low_card)[:, None]
     second = _lowest_bit(free & (free - np.uint64(1)))
     high = needed & ~(needed & (~needed + np.uint64(1)))
-    high_card = (_lowest_bit(np.where(high == 0, np.uint64(1), high)) * 4 + flush_suit)
+    high_card = _lowest_bit(np.where(high == 0, np.uint64(1), high)) * 4 + flush_suit
     c1 = np.where(n_needed == 2, low_card, first)
-    c2 = np.select([n_needed == 0, n_needed == 2, first == low_card],
-                   [second, high_card.astype(np.int8), second], default=low_card)
+    c2 = np.select(
+        [n_needed == 0, n_needed == 2, first == low_card],
+        [second, high_card.astype(np.int8), second],
+        default=low_card,
+    )
     return np.stack([c1, c2], axis=1).astype(np.int8)

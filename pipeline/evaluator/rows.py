@@ -51,8 +51,13 @@ class _RowParts:
     flush_value: npt.NDArray[np.int16]
 
 
-def evaluate(cards: npt.ArrayLike, boards: npt.ArrayLike | BoardFeatures,
-             board_of_row: npt.ArrayLike | None = None, *, plays: Plays = Plays.ANY) -> Evaluation:
+def evaluate(
+    cards: npt.ArrayLike,
+    boards: npt.ArrayLike | BoardFeatures,
+    board_of_row: npt.ArrayLike | None = None,
+    *,
+    plays: Plays = Plays.ANY,
+) -> Evaluation:
     """Evaluate rows of cards against boards.
 
     `cards` is (rows, k): k = 1 or 2 with Plays.ANY, k = 4 with Plays.EXACTLY_TWO.
@@ -69,8 +74,11 @@ def evaluate(cards: npt.ArrayLike, boards: npt.ArrayLike | BoardFeatures,
     if len(features) != len(cards):
         raise ValueError(f"{len(cards)} rows but {len(features)} boards to score them against.")
 
-    rank_tables = (tables.omaha_rank_tables() if plays is Plays.EXACTLY_TWO
-                   else tables.holdem_rank_tables(size))
+    rank_tables = (
+        tables.omaha_rank_tables()
+        if plays is Plays.EXACTLY_TWO
+        else tables.holdem_rank_tables(size)
+    )
     cols = columns(cards)
     key_sum = RANK_KEY[cols[0] >> 2].copy()
     jokers_held = (cols[0] == JOKER).astype(np.int8)
@@ -102,14 +110,23 @@ def evaluate(cards: npt.ArrayLike, boards: npt.ArrayLike | BoardFeatures,
         wild = parts(rows, jokers)
         value[rows] = np.maximum(wild.rank_value, wild.flush_value)
         joker_as[rows, :jokers] = substitutes(
-            jokers=jokers, value=value[rows], rank_value=wild.rank_value, rank_arg=wild.rank_arg,
+            jokers=jokers,
+            value=value[rows],
+            rank_value=wild.rank_value,
+            rank_arg=wild.rank_arg,
             used=card_mask(cols[:, rows]) | features.used[rows],
-            flush_suit=features.flush_suit[rows], suited=suited[rows] | features.suited[rows])
+            flush_suit=features.flush_suit[rows],
+            suited=suited[rows] | features.suited[rows],
+        )
     return Evaluation(value, joker_as)
 
 
-def _flush_value(plays: Plays, jokers: int, row_suited: npt.NDArray[np.int32],
-                 board_suited: npt.NDArray[np.int32]) -> npt.NDArray[np.int16]:
+def _flush_value(
+    plays: Plays,
+    jokers: int,
+    row_suited: npt.NDArray[np.int32],
+    board_suited: npt.NDArray[np.int32],
+) -> npt.NDArray[np.int16]:
     """The best flush a row makes in the board's flush suit (NO_VALUE where none)."""
     if plays is Plays.ANY:
         return tables.holdem_flush_tables()[jokers][row_suited | board_suited]

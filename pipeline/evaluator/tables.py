@@ -30,8 +30,9 @@ N_RANKS = 13
 FULL_MASK = 1 << N_RANKS
 # Per-rank keys whose sums are distinct for every multiset of up to five ranks
 # (at most four of a rank), found by a greedy search; index 13 is the joker's 0.
-RANK_KEY = np.array([0, 1, 5, 22, 94, 312, 992, 2422, 5624, 12522, 19998, 43258, 79415, 0],
-                    dtype=np.int32)
+RANK_KEY = np.array(
+    [0, 1, 5, 22, 94, 312, 992, 2422, 5624, 12522, 19998, 43258, 79415, 0], dtype=np.int32
+)
 _SUM_RANGE = 5 * int(RANK_KEY[12]) + 1
 
 Values = npt.NDArray[np.int16]
@@ -54,8 +55,11 @@ class Multisets:
 
 @cache
 def multisets(size: int) -> Multisets:
-    combos = [c for c in itertools.combinations_with_replacement(range(N_RANKS), size)
-              if not c or max(c.count(r) for r in c) <= 4]
+    combos = [
+        c
+        for c in itertools.combinations_with_replacement(range(N_RANKS), size)
+        if not c or max(c.count(r) for r in c) <= 4
+    ]
     ranks = np.array(combos, dtype=np.int8).reshape(len(combos), size)
     counts = np.zeros((len(ranks), N_RANKS), dtype=np.int8)
     for col in range(size):
@@ -80,8 +84,9 @@ def rank5() -> Values:
     """Rank-only value of every 5-rank multiset (as if no flush), plus the sentinel."""
     strength = strength_of()
     five = multisets(5)
-    return _with_sentinel(np.array(
-        [strength[classify(tuple(int(x) for x in r), suited=False)] for r in five.ranks]))
+    return _with_sentinel(
+        np.array([strength[classify(tuple(int(x) for x in r), suited=False)] for r in five.ranks])
+    )
 
 
 @cache
@@ -140,8 +145,9 @@ def board_parts() -> tuple[Values, Values, Values]:
     """Per board multiset: the board alone, one row rank + 4 board, two row ranks + 3 board."""
     alone = rank5()[:-1]
     one = _best_with(RANK_KEY[:N_RANKS], _board_subset_sums(4))
-    two = _best_with(RANK_KEY[multisets(2).ranks].sum(axis=1).astype(np.int32),
-                     _board_subset_sums(3))
+    two = _best_with(
+        RANK_KEY[multisets(2).ranks].sum(axis=1).astype(np.int32), _board_subset_sums(3)
+    )
     return alone, one, two
 
 
@@ -160,8 +166,7 @@ def _joker_table(base_value: Values, size: int, jokers: int) -> tuple[Values, np
     real = multisets(size - jokers)
     full = multisets(size)
     board = multisets(5)
-    candidates = (np.arange(N_RANKS, dtype=np.int8)[:, None] if jokers == 1
-                  else multisets(2).ranks)
+    candidates = np.arange(N_RANKS, dtype=np.int8)[:, None] if jokers == 1 else multisets(2).ranks
     target = _add_rank_index(real, full, candidates)  # (real, candidates)
     stride = board_stride()
     best = np.full((real.n, stride), NO_VALUE, dtype=np.int16)
@@ -192,8 +197,9 @@ def holdem_rank_tables(size: int) -> RankTables:
         base = np.maximum(alone[None, :], one)
     elif size == 2:
         pairs = multisets(2).ranks
-        base = np.maximum(np.maximum(alone[None, :], two),
-                          np.maximum(one[pairs[:, 0]], one[pairs[:, 1]]))
+        base = np.maximum(
+            np.maximum(alone[None, :], two), np.maximum(one[pairs[:, 0]], one[pairs[:, 1]])
+        )
     else:
         raise ValueError(f"A row playing any of its cards holds 1 or 2 cards, not {size}.")
     return _rank_tables(_stack_sentinel_row(_with_sentinel(base)), size)

@@ -35,7 +35,7 @@ class Category(IntEnum):
 
 
 RankTuple = tuple[int, int, int, int, int]
-ClassKey = tuple[int, RankTuple]
+ClassKey = tuple[Category, RankTuple]
 
 _WHEEL = (3, 2, 1, 0, 12)
 
@@ -80,7 +80,7 @@ def classify(ranks: tuple[int, ...], suited: bool) -> ClassKey:
         (2, 2, 1): Category.two_pair,
         (2, 1, 1, 1): Category.pair,
     }
-    return by_shape[tuple(shape)], expanded  # type: ignore[index,return-value]
+    return by_shape[tuple(shape)], expanded  # type: ignore[return-value]
 
 
 @cache
@@ -101,21 +101,51 @@ def strength_of() -> dict[ClassKey, int]:
     return {key: i for i, key in enumerate(all_classes())}
 
 
-_NAMES = ("Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten",
-          "Jack", "Queen", "King", "Ace")
-_PLURALS = ("Twos", "Threes", "Fours", "Fives", "Sixes", "Sevens", "Eights", "Nines",
-            "Tens", "Jacks", "Queens", "Kings", "Aces")
+_NAMES = (
+    "Two",
+    "Three",
+    "Four",
+    "Five",
+    "Six",
+    "Seven",
+    "Eight",
+    "Nine",
+    "Ten",
+    "Jack",
+    "Queen",
+    "King",
+    "Ace",
+)
+_PLURALS = (
+    "Twos",
+    "Threes",
+    "Fours",
+    "Fives",
+    "Sixes",
+    "Sevens",
+    "Eights",
+    "Nines",
+    "Tens",
+    "Jacks",
+    "Queens",
+    "Kings",
+    "Aces",
+)
 
 
 def _label(cat: Category, r: RankTuple) -> str:
     """Human text of a value, e.g. 'Full House, Sevens full of Queens'."""
     name, plural = _NAMES, _PLURALS
     kickers = "-".join(name[x] for x in r)
+
+    def a(rank: int) -> str:
+        return ("an " if name[rank][0] in "AE" else "a ") + name[rank]
+
     match cat:
         case Category.straight_flush:
             return "Royal Flush" if r[0] == 12 else f"Straight Flush, {name[r[0]]} high"
         case Category.four_of_a_kind:
-            return f"Four of a Kind, {plural[r[0]]} with a {name[r[4]]} kicker"
+            return f"Four of a Kind, {plural[r[0]]} with {a(r[4])} kicker"
         case Category.full_house:
             return f"Full House, {plural[r[0]]} full of {plural[r[3]]}"
         case Category.flush:
@@ -125,7 +155,7 @@ def _label(cat: Category, r: RankTuple) -> str:
         case Category.three_of_a_kind:
             return f"Three of a Kind, {plural[r[0]]}, {name[r[3]]}-{name[r[4]]} kickers"
         case Category.two_pair:
-            return f"Two Pair, {plural[r[0]]} and {plural[r[2]]} with a {name[r[4]]} kicker"
+            return f"Two Pair, {plural[r[0]]} and {plural[r[2]]} with {a(r[4])} kicker"
         case Category.pair:
             rest = "-".join(name[x] for x in r[2:])
             return f"Pair of {plural[r[0]]}, {rest} kickers"
@@ -134,14 +164,16 @@ def _label(cat: Category, r: RankTuple) -> str:
 
 
 @cache
-def _decoded() -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8],
-                        npt.NDArray[np.object_], npt.NDArray[np.object_]]:
+def _decoded() -> tuple[
+    npt.NDArray[np.int8], npt.NDArray[np.int8], npt.NDArray[np.object_], npt.NDArray[np.object_]
+]:
     classes = all_classes()
     category = np.array([int(c) for c, _ in classes] + [NO_VALUE], dtype=np.int8)
     ranks = np.array([r for _, r in classes] + [(NO_VALUE,) * 5], dtype=np.int8)
-    text = np.array([f"{c.name}:" + "".join(RANKS[x] for x in r) for c, r in classes] + [None],
-                    dtype=object)
-    label = np.array([_label(c, r) for c, r in classes] + [None], dtype=object)
+    text = np.array(
+        [f"{c.name}:" + "".join(RANKS[x] for x in r) for c, r in classes] + [None], dtype=np.object_
+    )
+    label = np.array([_label(c, r) for c, r in classes] + [None], dtype=np.object_)
     return category, ranks, text, label
 
 
@@ -191,6 +223,10 @@ def parse_value(texts: npt.ArrayLike) -> npt.NDArray[np.int16]:
     [5863, 4059, -1]
     """
     lookup = _text_to_value()
-    return np.array([lookup.get(t, NO_VALUE) if isinstance(t, str) else NO_VALUE
-                     for t in np.asarray(texts, dtype=object).ravel()],
-                    dtype=np.int16).reshape(np.shape(texts))
+    return np.array(
+        [
+            lookup.get(t, NO_VALUE) if isinstance(t, str) else NO_VALUE
+            for t in np.asarray(texts, dtype=object).ravel()
+        ],
+        dtype=np.int16,
+    ).reshape(np.shape(texts))
