@@ -17,6 +17,7 @@ from pipeline.evaluator.tables import RANK_KEY, flush_best, multisets, rank5
 
 NO_SUIT = -1
 _SUIT_DIGIT = 8  # suit counts packed as octal digits: up to 7 cards of a suit
+_SUIT_SHIFT = 19  # above every rank key sum of five cards (< 2**19)
 
 
 @cache
@@ -38,10 +39,15 @@ def rank_bit_in_suit() -> npt.NDArray[np.int32]:
 
 
 @cache
-def _suit_key() -> npt.NDArray[np.int32]:
-    """Per card code: its suit as an octal digit, so a sum counts each suit."""
+def _rank_and_suit_key() -> npt.NDArray[np.int32]:
+    """Per card code: its rank key, plus its suit as an octal digit above bit 19.
+
+    Summed over a board, the low 19 bits hash its rank multiset and the high bits
+    count each suit: one gather per card gives both.
+    """
     key = np.zeros(JOKER + 1, dtype=np.int32)
-    key[:JOKER] = _SUIT_DIGIT ** (np.arange(JOKER) % 4)
+    codes = np.arange(JOKER)
+    key[:JOKER] = RANK_KEY[codes // 4] + (_SUIT_DIGIT ** (codes % 4) << _SUIT_SHIFT)
     return key
 
 
@@ -65,15 +71,19 @@ class BoardFeatures:
     index: npt.NDArray[np.int32]  # rank multiset index (see tables.multisets(5))
     flush_suit: npt.NDArray[np.int8]  # the suit held three or more times, else NO_SUIT
     suited: npt.NDArray[np.int32]  # 13-bit mask of the ranks held in flush_suit
-    used: npt.NDArray[np.uint64]  # 52-bit mask of the board's cards
+    cards: npt.NDArray[np.int8]  # (boards, 5) the cards themselves
 
     def __len__(self) -> int:
         return len(self.index)
 
     def take(self, rows: npt.NDArray[np.integer]) -> BoardFeatures:
         return BoardFeatures(
-            self.index[rows], self.flush_suit[rows], self.suited[rows], self.used[rows]
+            self.index[rows], self.flush_suit[rows], self.suited[rows], self.cards[rows]
         )
+
+    def used(self) -> npt.NDArray[np.uint64]:
+        """52-bit mask of each board's cards (needed only where a joker is resolved)."""
+        return card_mask(columns(self.cards))
 
 
 def card_mask(cols: npt.NDArray[np.intp]) -> npt.NDArray[np.uint64]:
@@ -91,20 +101,18 @@ def read_boards(boards: npt.ArrayLike) -> BoardFeatures:
     if cards.ndim != 2 or cards.shape[1] != 5:
         raise ValueError(f"Boards are rows of five cards; got an array of shape {cards.shape}.")
     cols = columns(cards)
-    ranks = cols >> 2
-    key_sum = RANK_KEY[ranks[0]].copy()
-    suit_sum = _suit_key()[cols[0]].copy()
-    for i in range(1, 5):
-        key_sum += RANK_KEY[ranks[i]]
-        suit_sum += _suit_key()[cols[i]]
-    flush_suit = _flush_suit_of_counts()[suit_sum]
+    key = _rank_and_suit_key()
+    packed = key[cols[0]].copy()
+    for col in cols[1:]:
+        packed += key[col]
+    flush_suit = _flush_suit_of_counts()[packed >> _SUIT_SHIFT]
     offset = (flush_suit.astype(np.intp) + 1) * (JOKER + 1)
     bit_in_suit = rank_bit_in_suit()
     suited = bit_in_suit[offset + cols[0]]
     for col in cols[1:]:
         suited |= bit_in_suit[offset + col]
-    index = multisets(5).index_of_sum[key_sum]
-    return BoardFeatures(index, flush_suit, suited, card_mask(cols))
+    index = multisets(5).index_of_sum[packed & ((1 << _SUIT_SHIFT) - 1)]
+    return BoardFeatures(index, flush_suit, suited, cards.astype(np.int8, copy=False))
 
 
 def evaluate_boards(boards: npt.ArrayLike) -> npt.NDArray[np.int16]:

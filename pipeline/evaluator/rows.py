@@ -114,7 +114,7 @@ def evaluate(
             value=value[rows],
             rank_value=wild.rank_value,
             rank_arg=wild.rank_arg,
-            used=card_mask(cols[:, rows]) | features.used[rows],
+            used=card_mask(cols[:, rows]) | features.take(rows).used(),
             flush_suit=features.flush_suit[rows],
             suited=suited[rows] | features.suited[rows],
         )

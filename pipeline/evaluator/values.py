@@ -220,7 +220,7 @@ def parse_value(texts: npt.ArrayLike) -> npt.NDArray[np.int16]:
     """Values of canonical texts; -1 for a text that is no hand value (e.g. 'pair:AAAAA').
 
     >>> parse_value(["straight:5432A", "pair:TTA93", "flush:AAKQJ"]).tolist()
-    [5863, 4059, -1]
+    [5853, 3224, -1]
     """
     lookup = _text_to_value()
     return np.array(
