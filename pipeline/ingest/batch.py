@@ -1,0 +1,110 @@
+"""A validated batch of hands as columns: what the evaluation, scoring and checks consume.
+
+Money is integer cents (int64), the rake rate an integer in billionths, times
+microseconds since the epoch (UTC), cards small integer codes. Rows of the
+player-level arrays point at their hand by index into the batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+Ints = npt.NDArray[np.int64]
+Codes = npt.NDArray[np.int8]
+Flags = npt.NDArray[np.bool_]
+
+RATE_ONE = 10**9  # rake_rate is held in billionths
+ROW_NAMES = ("top", "middle", "bottom")
+HOME_RUN_CODES = {None: 0, "seat": 1, "opponent": 2}
+
+
+@dataclass(frozen=True)
+class Hands:
+    hand_id: pa.Array
+    table_id: pa.Array
+    hand_no: Ints
+    started_at: Ints  # microseconds since the epoch, UTC
+    variant: pa.Array
+    jokers: Flags  # the variant deals jokers
+    currency: pa.Array
+    point_value: Ints
+    rake_rate: Ints  # billionths
+    rake_cap: Ints
+    rake_total: Ints  # recorded; see has_rake_total
+    has_rake_total: Flags
+    has_settlements: Flags
+    source: pa.Array
+
+    def __len__(self) -> int:
+        return len(self.hand_no)
+
+
+@dataclass(frozen=True)
+class Players:
+    hand: Ints
+    seat: Ints
+    player_id: pa.Array
+    stack_start: Ints
+    add_on: Ints
+    timed_out: Flags
+    top: Codes  # (players, 1)
+    middle: Codes  # (players, 2)
+    bottom: Codes  # (players, 4)
+    points: Ints  # recorded
+    won: Ints
+    rake: Ints
+    net: Ints
+    stack_end: Ints
+
+    def __len__(self) -> int:
+        return len(self.hand)
+
+    def setting(self) -> dict[str, Codes]:
+        return {"top": self.top, "middle": self.middle, "bottom": self.bottom}
+
+
+@dataclass(frozen=True)
+class RecordedRows:
+    """The recorded evaluation, one entry per (player, board, row) that was recorded."""
+
+    player: Ints
+    board: Ints  # 0 or 1
+    row: Ints  # index into ROW_NAMES
+    value: pa.Array  # text as recorded
+    joker_as: pa.Array  # list<string> as recorded (null when absent)
+
+
+@dataclass(frozen=True)
+class Settlements:
+    hand: Ints
+    seat: Ints
+    opponent: Ints
+    points: Ints
+    home_run: Ints  # HOME_RUN_CODES
+    amount: Ints
+
+
+@dataclass(frozen=True)
+class SittingOut:
+    hand: Ints
+    seat: Ints
+    player_id: pa.Array
+    stack: Ints
+    reason: pa.Array
+
+
+@dataclass(frozen=True)
+class HandBatch:
+    hands: Hands
+    boards: Codes  # (hands, 2, 5)
+    players: Players
+    rows: RecordedRows
+    settlements: Settlements
+    sitting_out: SittingOut
+
+    def __len__(self) -> int:
+        return len(self.hands)

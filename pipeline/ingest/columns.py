@@ -1,0 +1,110 @@
+"""Arrow column helpers: list flattening with parents, exact money as cents, UTC timestamps."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+Ints = npt.NDArray[np.int64]
+
+
+def children(lists: pa.Array) -> tuple[pa.Array, npt.NDArray[np.int64]]:
+    """The values of a list column and, for each, the index of the list it belongs to."""
+    if isinstance(lists, pa.ChunkedArray):
+        lists = lists.combine_chunks()
+    values = pc.list_flatten(lists)
+    parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    return values, parents
+
+
+def field(structs: pa.Array, name: str) -> pa.Array:
+    """A struct column's field, null where the struct itself is null."""
+    return pc.struct_field(structs, name)
+
+
+def unscaled(decimals: pa.Array) -> Ints:
+    """The unscaled integers of a decimal128 column (cents at scale 2); 0 where null.
+
+    The values fit in 64 bits (precision 18), so the low word of each 128-bit value
+    is the number itself: read from the buffer, never through a float.
+    """
+    if isinstance(decimals, pa.ChunkedArray):
+        decimals = decimals.combine_chunks()
+    if not pa.types.is_decimal(decimals.type):
+        raise TypeError(f"expected a decimal column, got {decimals.type}")
+    words = np.frombuffer(decimals.buffers()[1], dtype=np.int64)
+    low = words[2 * decimals.offset : 2 * (decimals.offset + len(decimals)) : 2].copy()
+    if decimals.null_count:
+        low[is_null(decimals)] = 0
+    return low
+
+
+def is_null(column: pa.Array) -> npt.NDArray[np.bool_]:
+    return pc.is_null(column).to_numpy(zero_copy_only=False)
+
+
+def ints(column: pa.Array, fill: int = 0) -> Ints:
+    return pc.fill_null(column, fill).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def lengths(lists: pa.Array) -> Ints:
+    """Length of each list; -1 where the list is null."""
+    return ints(pc.list_value_length(lists), -1)
+
+
+_TIMESTAMP = (
+    r"^(?P<date>\d{4}-\d{2}-\d{2})[Tt ](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>\.\d{1,9})?"
+    r"(?P<zone>[Zz]|(?P<sign>[+-])(?P<oh>\d{2}):(?P<om>\d{2}))$"
+)
+
+
+def utc_micros(texts: pa.Array) -> tuple[Ints, npt.NDArray[np.bool_]]:
+    """RFC 3339 texts to microseconds since the epoch (UTC), and where a text is no such time.
+
+    Parsed by Arrow, then formatted back and compared, so that a date that does
+    not exist (February 30th) is caught rather than rolled over.
+    """
+    parts = pc.extract_regex(pc.fill_null(texts, ""), _TIMESTAMP)
+    matched = pc.is_valid(parts).to_numpy(zero_copy_only=False)
+    date = pc.fill_null(pc.struct_field(parts, "date"), "1970-01-01")
+    time = pc.fill_null(pc.struct_field(parts, "time"), "00:00:00")
+    local = pc.binary_join_element_wise(date, time, "T")
+    stamp = pc.strptime(local, format="%Y-%m-%dT%H:%M:%S", unit="us", error_is_null=True)
+    back = pc.utf8_slice_codeunits(pc.strftime(stamp, format="%Y-%m-%dT%H:%M:%S"), 0, 19)
+    round_trip = pc.equal(back, local)
+    ok = matched & pc.fill_null(round_trip, False).to_numpy(zero_copy_only=False)
+    micros = ints(pc.cast(stamp, pa.int64()))
+    frac = pc.utf8_rpad(
+        pc.utf8_slice_codeunits(pc.fill_null(pc.struct_field(parts, "frac"), ""), 1, 7),
+        6,
+        padding="0",
+    )
+    micros += ints(pc.cast(frac, pa.int64()))
+    hours = ints(
+        pc.cast(
+            pc.if_else(
+                pc.equal(pc.struct_field(parts, "oh"), ""), "00", pc.struct_field(parts, "oh")
+            ),
+            pa.int64(),
+        )
+    )
+    minutes = ints(
+        pc.cast(
+            pc.if_else(
+                pc.equal(pc.struct_field(parts, "om"), ""), "00", pc.struct_field(parts, "om")
+            ),
+            pa.int64(),
+        )
+    )
+    sign = np.where(
+        pc.fill_null(pc.equal(pc.struct_field(parts, "sign"), "-"), False).to_numpy(
+            zero_copy_only=False
+        ),
+        -1,
+        1,
+    )
+    ok &= (hours <= 23) & (minutes <= 59)
+    micros -= sign * (hours * 60 + minutes) * 60_000_000
+    return np.where(ok, micros, 0), ~ok

@@ -1,0 +1,267 @@
+"""Finding input files and reading them in bounded blocks, each record with its provenance.
+
+JSON Lines (plain or gzip) are read as blocks of lines; JSON files holding an
+array (or concatenated objects) are decoded one object at a time; Parquet files
+by row groups. A file that cannot be read at all, or whose rest cannot be, yields
+an `unreadable` quarantine row instead of stopping the run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import typing
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.errors import AuditError
+from pipeline.ingest.quarantine import Check, Quarantined, raw_text
+from pipeline.ingest.schema import JsonConstant, JsonNumber
+
+SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".parquet")
+LINES_PER_BLOCK = 8192
+ROWS_PER_BATCH = 16384
+_CHUNK = 1 << 20
+
+
+class InputError(AuditError):
+    """An input path that does not exist or holds no hand-history file."""
+
+
+@dataclass(frozen=True)
+class LinesBlock:
+    """JSON Lines: the text of each line and where it came from."""
+
+    path: str
+    line_numbers: list[int]
+    lines: list[bytes]
+
+
+@dataclass(frozen=True)
+class ObjectsBlock:
+    """Records already decoded from a JSON document, each with its source and raw text."""
+
+    sources: list[str]
+    records: list[Any]
+    raws: list[str]
+
+
+@dataclass(frozen=True)
+class ArrowBlock:
+    """Parquet rows, numbered from `first_row` (1-based) within the file."""
+
+    path: str
+    first_row: int
+    batch: pa.RecordBatch
+
+
+Block = LinesBlock | ObjectsBlock | ArrowBlock | Quarantined
+
+
+def input_files(paths: list[Path]) -> list[Path]:
+    """Every hand-history file named, or found recursively below a named directory, sorted."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES))
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise InputError(f"The input {path} does not exist.")
+    if not files:
+        raise InputError(
+            "No hand-history files in "
+            + ", ".join(map(str, paths))
+            + " (looked for "
+            + ", ".join(SUFFIXES)
+            + ")."
+        )
+    return files
+
+
+def loads(text: str | bytes) -> Any:
+    """json.loads that keeps the literal text of fractional numbers and flags NaN/Infinity."""
+    return json.loads(text, parse_float=JsonNumber, parse_constant=JsonConstant)
+
+
+def read_blocks(path: Path) -> Iterator[Block]:
+    """The blocks of one file; never raises for a bad file, yields quarantine rows instead."""
+    name = str(path)
+    try:
+        if name.endswith(".parquet"):
+            yield from _parquet_blocks(path)
+            return
+        with _open(path) as stream:
+            head = _peek(stream)
+            if head is None:
+                yield _unreadable(name, "is empty: it holds no hand records")
+            elif name.endswith((".jsonl", ".jsonl.gz")) or (head == b"{" and _is_jsonl(stream)):
+                yield from _line_blocks(name, stream)
+            else:
+                yield from _document_blocks(name, stream)
+    except (OSError, EOFError, zlib.error, pa.ArrowException) as error:
+        yield _unreadable(name, f"cannot be read: {error}")
+
+
+def _open(path: Path) -> IO[bytes]:
+    if path.name.endswith(".gz"):
+        return typing.cast(IO[bytes], gzip.open(path, "rb"))
+    return path.open("rb")
+
+
+def _peek(stream: IO[bytes]) -> bytes | None:
+    """The first non-blank byte, leaving the stream where it was (a BufferedReader)."""
+    while True:
+        chunk = stream.peek(_CHUNK) if hasattr(stream, "peek") else b""
+        stripped = chunk.lstrip()
+        if stripped:
+            return stripped[:1]
+        if not chunk or not stream.read(len(chunk)):
+            return None
+
+
+def _is_jsonl(stream: IO[bytes]) -> bool:
+    """A .json file starting with an object is read as JSON Lines when its first line is whole."""
+    first = stream.peek(_CHUNK).lstrip().split(b"\n", 1)[0]  # type: ignore[attr-defined]
+    try:
+        return isinstance(loads(first), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _unreadable(source: str, what: str, raw: bytes | None = None) -> Quarantined:
+    return Quarantined(source, None, Check.unreadable, f"{source} {what}", raw_text(raw))
+
+
+def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[Block]:
+    numbers: list[int] = []
+    lines: list[bytes] = []
+    n = 0
+    try:
+        for n, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            numbers.append(n)
+            lines.append(line.rstrip(b"\r\n"))
+            if len(lines) >= LINES_PER_BLOCK:
+                yield LinesBlock(name, numbers, lines)
+                numbers, lines = [], []
+    except (OSError, EOFError, zlib.error) as error:
+        if lines:
+            yield LinesBlock(name, numbers, lines)
+        yield _unreadable(
+            name, f"is corrupt after line {n}; the rest of it cannot be read ({error})"
+        )
+        return
+    if lines:
+        yield LinesBlock(name, numbers, lines)
+
+
+def _document_blocks(name: str, stream: IO[bytes]) -> Iterator[Block]:
+    """A JSON array of hands (or objects one after another), decoded one object at a time."""
+    decoder = json.JSONDecoder(parse_float=JsonNumber, parse_constant=JsonConstant)
+    text = ""
+    pos = 0
+    line = 1
+    in_array = False
+    started = False
+    eof = False
+    sources: list[str] = []
+    records: list[Any] = []
+    raws: list[str] = []
+    reader = io.TextIOWrapper(stream, encoding="utf-8", errors="strict")
+    try:
+        while True:
+            # Keep at least one chunk ahead so an object is never cut at the buffer's end.
+            if not eof and len(text) - pos < _CHUNK:
+                chunk = reader.read(_CHUNK)
+                eof = not chunk
+                line += text.count("\n", 0, pos)
+                text, pos = text[pos:] + chunk, 0
+            while pos < len(text) and text[pos] in " \t\r\n,":
+                pos += 1
+            if pos >= len(text):
+                if eof:
+                    break
+                continue
+            if not started:
+                started = True
+                if text[pos] == "[":
+                    in_array = True
+                    pos += 1
+                    continue
+            if in_array and text[pos] == "]":
+                rest = text[pos + 1 :].strip()
+                if rest or not eof:
+                    more = rest or reader.read(_CHUNK).strip()
+                    if more:
+                        yield _unreadable(
+                            name, "has text after the closing ']' of its array", more[:200].encode()
+                        )
+                break
+            try:
+                record, end = decoder.raw_decode(text, pos)
+            except (ValueError, RecursionError) as error:
+                if not eof and isinstance(error, ValueError) and len(text) - pos < 64 * _CHUNK:
+                    chunk = reader.read(_CHUNK)
+                    if chunk:
+                        text += chunk
+                        continue
+                    eof = True
+                here = line + text.count("\n", 0, pos)
+                detail = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deep"
+                yield _unreadable(
+                    f"{name}:{here}",
+                    f"is not valid JSON ({detail}); the rest of the file cannot be read",
+                    text[pos : pos + 200].encode(),
+                )
+                break
+            here = line + text.count("\n", 0, pos)
+            if not in_array and not isinstance(record, dict):
+                yield _unreadable(
+                    f"{name}:{here}",
+                    "holds a JSON value that is neither an array of hands nor a hand object",
+                    text[pos:end].encode(),
+                )
+                pos = end
+                continue
+            sources.append(f"{name}:{here}")
+            records.append(record)
+            raws.append(text[pos:end])
+            pos = end
+            if len(records) >= LINES_PER_BLOCK:
+                yield ObjectsBlock(sources, records, raws)
+                sources, records, raws = [], [], []
+    except UnicodeDecodeError as error:
+        yield _unreadable(
+            name,
+            f"is not UTF-8 text ({error.reason} at byte {error.start} of a "
+            "chunk); the rest of the file cannot be read",
+        )
+    if records:
+        yield ObjectsBlock(sources, records, raws)
+
+
+def _parquet_blocks(path: Path) -> Iterator[Block]:
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as error:
+        yield _unreadable(str(path), f"is not a readable Parquet file ({error})")
+        return
+    row = 1
+    try:
+        for batch in parquet.iter_batches(batch_size=ROWS_PER_BATCH):
+            yield ArrowBlock(str(path), row, batch)
+            row += batch.num_rows
+    except (pa.ArrowException, OSError) as error:
+        yield _unreadable(
+            str(path), f"is corrupt from row {row} on; the rest cannot be read ({error})"
+        )

@@ -1,0 +1,480 @@
+"""Validation of decoded records into a HandBatch, over whole columns.
+
+Two layers. The schema layer walks the pydantic models and checks nulls, bounds,
+literals, patterns and lengths over the Arrow columns; the rows it flags are then
+judged by the models themselves, record by record, so the models stay the one
+authority and their words are the message. The game layer finds what the
+schema cannot: player counts and seats, cards, jokers, duplicates, settings.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import annotated_types as at
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ValidationError
+
+from pipeline.cards import INVALID, JOKER, format_cards, try_parse
+from pipeline.ingest import batch as hb
+from pipeline.ingest.columns import children, field, ints, is_null, lengths, unscaled, utc_micros
+from pipeline.ingest.decode import Decoded, schema_message
+from pipeline.ingest.quarantine import Check, Quarantined, raw_text
+from pipeline.ingest.schema import Exactly, Hand, to_timestamp
+
+Flags = npt.NDArray[np.bool_]
+ROW_SIZES = {"top": 1, "middle": 2, "bottom": 4}
+CARDS_PER_PLAYER = sum(ROW_SIZES.values())
+MAX_JOKERS = 2
+
+
+# --- the schema layer ------------------------------------------------------------------
+
+
+def _unwrap(annotation: Any, metadata: Sequence[Any]) -> tuple[Any, list[Any], bool]:
+    """The bare type, all its constraints, and whether None is allowed."""
+    meta = list(metadata)
+    optional = False
+    while True:
+        origin = typing.get_origin(annotation)
+        args = typing.get_args(annotation)
+        if origin is Annotated:
+            annotation, meta = args[0], [*meta, *args[1:]]
+        elif origin in (typing.Union, types.UnionType):
+            optional = optional or type(None) in args
+            annotation = next(a for a in args if a is not type(None))
+        else:
+            return annotation, meta, optional
+
+
+def _violations(column: pa.Array, bare: Any, meta: list[Any]) -> Flags:
+    """Where non-null values break a constraint (nulls are judged by the caller)."""
+    bad = np.zeros(len(column), dtype=bool)
+    compare = {
+        at.Gt: (pc.less_equal, "gt"),
+        at.Ge: (pc.less, "ge"),
+        at.Lt: (pc.greater_equal, "lt"),
+        at.Le: (pc.greater, "le"),
+    }
+    for m in meta:
+        for kind, (op, attribute) in compare.items():
+            if isinstance(m, kind):
+                bound = getattr(m, attribute)
+                scalar = (
+                    pa.scalar(bound, type=column.type)
+                    if pa.types.is_decimal(column.type)
+                    else bound
+                )
+                bad |= pc.fill_null(op(column, scalar), False).to_numpy(zero_copy_only=False)
+        pattern = getattr(m, "pattern", None)
+        if isinstance(pattern, str):
+            bad |= ~pc.fill_null(pc.match_substring_regex(column, pattern), True).to_numpy(
+                zero_copy_only=False
+            )
+        if isinstance(m, BeforeValidator) and m.func is to_timestamp:
+            bad |= utc_micros(column)[1] & ~is_null(column)
+    if typing.get_origin(bare) is Literal:
+        allowed = pa.array(typing.get_args(bare), type=column.type)
+        bad |= ~pc.fill_null(pc.is_in(column, value_set=allowed), True).to_numpy(
+            zero_copy_only=False
+        )
+    return bad
+
+
+def _check_value(
+    column: pa.Array,
+    annotation: Any,
+    metadata: Sequence[Any],
+    required: bool,
+    owner: npt.NDArray[np.int64],
+    suspect: Flags,
+) -> None:
+    """Flag in `suspect` (per record) every value of `column` the models would reject."""
+    bare, meta, optional = _unwrap(annotation, metadata)
+    nulls = is_null(column)
+    if required or not optional:
+        suspect[owner[nulls]] = True
+    suspect[owner[_violations(column, bare, meta)]] = True
+    for m in meta:
+        if isinstance(m, AfterValidator) and isinstance(m.func, Exactly):
+            n = lengths(column)
+            suspect[owner[(n != m.func.n) & ~nulls]] = True
+    if typing.get_origin(bare) is list:
+        values, parents = children(column)
+        _check_value(values, typing.get_args(bare)[0], (), True, owner[parents], suspect)
+    elif isinstance(bare, type) and issubclass(bare, BaseModel):
+        _check_model(bare, column, owner, suspect)
+
+
+def _check_model(
+    model: type[BaseModel], structs: pa.Array, owner: npt.NDArray[np.int64], suspect: Flags
+) -> None:
+    for name, f in model.model_fields.items():
+        column = field(structs, name)
+        # A field of a null struct is null too; the struct's own null is judged above.
+        present = ~is_null(structs)
+        keep = np.flatnonzero(present)
+        _check_value(
+            column.take(pa.array(keep)),
+            f.annotation,
+            f.metadata,
+            f.is_required(),
+            owner[keep],
+            suspect,
+        )
+
+
+def schema_suspects(table: pa.Table) -> Flags:
+    """Records the schema layer cannot pass; the models then judge each of them."""
+    suspect = np.zeros(table.num_rows, dtype=bool)
+    structs = pa.StructArray.from_arrays(
+        [c.combine_chunks() for c in table.columns], names=table.column_names
+    )
+    _check_model(Hand, structs, np.arange(table.num_rows), suspect)
+    return suspect
+
+
+# --- the game layer ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Cards:
+    """Card codes of the batch, per hand, player and row."""
+
+    boards: npt.NDArray[np.int8]  # (hands, 2, 5)
+    row_codes: dict[str, tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]]  # codes, player
+    row_lengths: dict[str, npt.NDArray[np.int64]]
+    dealt: tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]  # `cards`, player
+    dealt_lengths: npt.NDArray[np.int64]
+
+
+def _read_cards(table: pa.Table, players: pa.Array) -> _Cards:
+    n = table.num_rows
+    boards_flat = pc.list_flatten(pc.list_flatten(table["boards"]))
+    boards = try_parse(boards_flat).reshape(n, 2, 5)
+    row_codes = {}
+    row_lengths = {}
+    for name in ROW_SIZES:
+        values, parents = children(field(players, name))
+        row_codes[name] = (try_parse(values), parents)
+        row_lengths[name] = lengths(field(players, name))
+    dealt_values, dealt_parents = children(field(players, "cards"))
+    return _Cards(
+        boards,
+        row_codes,
+        row_lengths,
+        (try_parse(dealt_values), dealt_parents),
+        lengths(field(players, "cards")),
+    )
+
+
+def game_findings(table: pa.Table) -> dict[Check, Flags]:
+    """Per record, which game checks fail (records that passed the schema layer)."""
+    n = table.num_rows
+    players, hand_of = children(table["players"])
+    cards = _read_cards(table, players)
+    found: dict[Check, Flags] = {}
+
+    count = lengths(table["players"])
+    seat_key = hand_of * 8 + ints(field(players, "seat"))
+    _, first, repeats = np.unique(seat_key, return_index=True, return_counts=True)
+    bad_players = (count < 2) | (count > 6)
+    bad_players[hand_of[first[repeats > 1]]] = True
+    found[Check.players] = bad_players
+
+    bad_card = (cards.boards == INVALID).any(axis=(1, 2))
+    for codes, player in [*cards.row_codes.values(), cards.dealt]:
+        bad_card[hand_of[player[codes == INVALID]]] = True
+    found[Check.card] = bad_card
+
+    jokers = np.zeros(n, dtype=np.int64)
+    for codes, player in cards.row_codes.values():
+        np.add.at(jokers, hand_of[player[codes == JOKER]], 1)
+    plain = pc.equal(table["variant"], "taiwanese").to_numpy(zero_copy_only=False)
+    found[Check.joker] = (
+        (cards.boards == JOKER).any(axis=(1, 2)) | (jokers > MAX_JOKERS) | (plain & (jokers > 0))
+    )
+
+    hands_all = [np.repeat(np.arange(n), 10)]
+    codes_all = [cards.boards.reshape(-1)]
+    for codes, player in cards.row_codes.values():
+        hands_all.append(hand_of[player])
+        codes_all.append(codes)
+    hand_cat = np.concatenate(hands_all)
+    code_cat = np.concatenate(codes_all).astype(np.int64)
+    standard = (code_cat >= 0) & (code_cat < JOKER)
+    key = hand_cat[standard] * 64 + code_cat[standard]
+    uniq, counts = np.unique(key, return_counts=True)
+    dup = np.zeros(n, dtype=bool)
+    dup[uniq[counts > 1] // 64] = True
+    found[Check.duplicate_card] = dup
+
+    bad_setting = np.zeros(n, dtype=bool)
+    shaped = np.ones(len(hand_of), dtype=bool)
+    for name, size in ROW_SIZES.items():
+        shaped &= cards.row_lengths[name] == size
+    bad_setting[hand_of[~shaped]] = True
+    dealt_codes, dealt_player = cards.dealt
+    has_dealt = cards.dealt_lengths >= 0
+    bad_setting[hand_of[has_dealt & (cards.dealt_lengths != CARDS_PER_PLAYER)]] = True
+    compare = np.flatnonzero(has_dealt & shaped & (cards.dealt_lengths == CARDS_PER_PLAYER))
+    if compare.size:
+        setting = np.concatenate(
+            [
+                _per_player(*cards.row_codes[name], len(hand_of), size)
+                for name, size in ROW_SIZES.items()
+            ],
+            axis=1,
+        )
+        dealt = _per_player(
+            dealt_codes,
+            dealt_player,
+            len(hand_of),
+            CARDS_PER_PLAYER,
+            rows=has_dealt & (cards.dealt_lengths == CARDS_PER_PLAYER),
+        )
+        differs = (np.sort(setting[compare], axis=1) != np.sort(dealt[compare], axis=1)).any(axis=1)
+        bad_setting[hand_of[compare[differs]]] = True
+    found[Check.setting] = bad_setting
+    return found
+
+
+def _per_player(
+    codes: npt.NDArray[np.int8],
+    player: npt.NDArray[np.int64],
+    n_players: int,
+    size: int,
+    rows: Flags | None = None,
+) -> npt.NDArray[np.int8]:
+    """Codes of a list column as (players, size); players whose list has another length get -1."""
+    out = np.full((n_players, size), INVALID, dtype=np.int8)
+    count = np.bincount(player, minlength=n_players)
+    fits = count == size if rows is None else rows & (count == size)
+    take = fits[player]
+    out[fits] = codes[take].reshape(-1, size)
+    return out
+
+
+# --- messages for the records found wanting (few; Python is fine here) ------------------
+
+
+def _describe(check: Check, record: dict[str, Any]) -> str:
+    players = record.get("players") or []
+    if check is Check.players:
+        seats = [p.get("seat") for p in players]
+        repeated = sorted({s for s in seats if seats.count(s) > 1})
+        if repeated:
+            return f"seat {repeated[0]} is dealt twice; seats are unique in a hand"
+        return f"{len(players)} players are dealt; a hand deals 2 to 6"
+    if check is Check.card:
+        for i, board in enumerate(record.get("boards") or []):
+            for card in board:
+                if try_parse([card])[0] == INVALID:
+                    return f"board {i + 1} holds {card!r}, which is not a card"
+        for p in players:
+            for name in (*ROW_SIZES, "cards"):
+                for card in p.get(name) or []:
+                    if try_parse([card])[0] == INVALID:
+                        return (
+                            f"seat {p.get('seat')} {name} holds {card!r}, which is not a card "
+                            "(expected a rank of 23456789TJQKA then a suit of cdhs, or JK)"
+                        )
+    if check is Check.joker:
+        if any(try_parse(b).tolist().count(JOKER) for b in record.get("boards") or []):
+            return "a joker is on a board; jokers are dealt only to players"
+        held = sum(
+            try_parse(p.get(name) or []).tolist().count(JOKER)
+            for p in players
+            for name in ROW_SIZES
+        )
+        if record.get("variant") == "taiwanese":
+            return f"{held} joker(s) dealt in plain taiwanese, which has none"
+        return f"{held} jokers dealt; the deck has two"
+    if check is Check.duplicate_card:
+        seen: dict[int, str] = {}
+        places = [(f"board {i + 1}", b) for i, b in enumerate(record.get("boards") or [])]
+        places += [
+            (f"seat {p.get('seat')} {n}", p.get(n) or []) for p in players for n in ROW_SIZES
+        ]
+        for where, cards in places:
+            for code in try_parse(cards).tolist():
+                if 0 <= code < JOKER:
+                    if code in seen:
+                        card = format_cards(np.array([code]))[0]
+                        return f"{card} is dealt twice: in {seen[code]} and in {where}"
+                    seen[code] = where
+    if check is Check.setting:
+        for p in players:
+            sizes = {n: len(p.get(n) or []) for n in ROW_SIZES}
+            if sizes != ROW_SIZES:
+                got = ", ".join(f"{n} {k}" for n, k in sizes.items())
+                return f"seat {p.get('seat')} set {got} cards; rows hold 1, 2 and 4"
+        for p in players:
+            dealt = p.get("cards")
+            setting = [c for n in ROW_SIZES for c in p.get(n) or []]
+            if dealt is not None and sorted(try_parse(dealt)) != sorted(try_parse(setting)):
+                return (
+                    f"seat {p.get('seat')} set {' '.join(setting)}, which are not the cards "
+                    f"dealt ({' '.join(dealt)})"
+                )
+    return f"the record fails the {check.value} check"
+
+
+# --- the whole step ----------------------------------------------------------------------
+
+
+def _record(table: pa.Table, i: int) -> dict[str, Any]:
+    return table.slice(i, 1).to_pylist()[0]
+
+
+def _raw(decoded: Decoded, i: int) -> str | None:
+    raw = decoded.raws[i]
+    if raw is None:
+        return raw_text(json.dumps(_record(decoded.table, i), default=str))
+    return raw_text(raw)
+
+
+def validate(decoded: Decoded, seen: set[str]) -> tuple[hb.HandBatch, list[Quarantined]]:
+    """Split decoded records into a HandBatch and quarantine rows; `seen` holds verified ids."""
+    table = decoded.table
+    quarantined = list(decoded.quarantined)
+    ok = np.ones(table.num_rows, dtype=bool)
+    for i in np.flatnonzero(schema_suspects(table)) if table.num_rows else []:
+        record = _record(table, int(i))
+        try:
+            Hand.model_validate(record)
+        except ValidationError as error:
+            ok[i] = False
+            quarantined.append(
+                Quarantined(
+                    decoded.sources[i],
+                    record.get("hand_id"),
+                    Check.schema,
+                    f"{decoded.sources[i]}: {schema_message(error)}",
+                    _raw(decoded, int(i)),
+                )
+            )
+
+    keep = np.flatnonzero(ok)
+    table = table.take(pa.array(keep))
+    if table.num_rows:
+        findings = game_findings(table)
+        failed = np.zeros(table.num_rows, dtype=bool)
+        for check, flags in findings.items():  # in order of precedence
+            for j in np.flatnonzero(flags & ~failed):
+                record = _record(table, int(j))
+                source = decoded.sources[keep[j]]
+                quarantined.append(
+                    Quarantined(
+                        source,
+                        record.get("hand_id"),
+                        check,
+                        f"{source} (hand {record.get('hand_id')}): {_describe(check, record)}",
+                        _raw(decoded, int(keep[j])),
+                    )
+                )
+            failed |= flags
+        hand_ids = table["hand_id"].to_pylist()
+        for j in np.flatnonzero(~failed):
+            hand_id = hand_ids[j]
+            if hand_id in seen:
+                failed[j] = True
+                source = decoded.sources[keep[j]]
+                quarantined.append(
+                    Quarantined(
+                        source,
+                        hand_id,
+                        Check.duplicate_hand,
+                        f"{source}: hand {hand_id} was read before; only its first record "
+                        "is audited",
+                        _raw(decoded, int(keep[j])),
+                    )
+                )
+            else:
+                seen.add(hand_id)
+        passed = np.flatnonzero(~failed)
+        table = table.take(pa.array(passed))
+        sources = [decoded.sources[keep[j]] for j in passed]
+    else:
+        sources = []
+    return to_batch(table, sources), quarantined
+
+
+def to_batch(table: pa.Table, sources: list[str]) -> hb.HandBatch:
+    """Columns of validated records (the checks above hold for every row)."""
+    players, hand_of = children(table["players"])
+    cards = _read_cards(table, players)
+    n_players = len(hand_of)
+    variant = table["variant"].combine_chunks()
+    settlements, settled_hand = children(table["settlements"])
+    sitting, sitting_hand = children(table["sitting_out"])
+    rows, row_player = children(field(players, "rows"))
+    row_index = {name: i for i, name in enumerate(hb.ROW_NAMES)}
+    home_run = pc.fill_null(field(settlements, "home_run"), "").to_pylist()
+    return hb.HandBatch(
+        hands=hb.Hands(
+            hand_id=table["hand_id"].combine_chunks(),
+            table_id=table["table_id"].combine_chunks(),
+            hand_no=ints(table["hand_no"]),
+            started_at=utc_micros(table["started_at"].combine_chunks())[0],
+            variant=variant,
+            jokers=pc.equal(variant, "taiwanese_jokers").to_numpy(zero_copy_only=False),
+            currency=pc.fill_null(table["currency"], "USD").combine_chunks(),
+            point_value=unscaled(table["point_value"]),
+            rake_rate=unscaled(table["rake_rate"]),
+            rake_cap=unscaled(table["rake_cap"]),
+            rake_total=unscaled(table["rake_total"]),
+            has_rake_total=~is_null(table["rake_total"].combine_chunks()),
+            has_settlements=~is_null(table["settlements"].combine_chunks()),
+            source=pa.array(sources, type=pa.string()),
+        ),
+        boards=cards.boards,
+        players=hb.Players(
+            hand=hand_of,
+            seat=ints(field(players, "seat")),
+            player_id=field(players, "player_id"),
+            stack_start=unscaled(field(players, "stack_start")),
+            add_on=unscaled(field(players, "add_on")),
+            timed_out=pc.fill_null(field(players, "timed_out"), False).to_numpy(
+                zero_copy_only=False
+            ),
+            top=_per_player(*cards.row_codes["top"], n_players, 1),
+            middle=_per_player(*cards.row_codes["middle"], n_players, 2),
+            bottom=_per_player(*cards.row_codes["bottom"], n_players, 4),
+            points=ints(field(players, "points")),
+            won=unscaled(field(players, "won")),
+            rake=unscaled(field(players, "rake")),
+            net=unscaled(field(players, "net")),
+            stack_end=unscaled(field(players, "stack_end")),
+        ),
+        rows=hb.RecordedRows(
+            player=row_player,
+            board=ints(field(rows, "board")) - 1,
+            row=np.array([row_index[r] for r in field(rows, "row").to_pylist()], dtype=np.int64),
+            value=field(rows, "value"),
+            joker_as=field(rows, "joker_as"),
+        ),
+        settlements=hb.Settlements(
+            hand=settled_hand,
+            seat=ints(field(settlements, "seat")),
+            opponent=ints(field(settlements, "opponent")),
+            points=ints(field(settlements, "points")),
+            home_run=np.array([hb.HOME_RUN_CODES[h or None] for h in home_run], dtype=np.int64),
+            amount=unscaled(field(settlements, "amount")),
+        ),
+        sitting_out=hb.SittingOut(
+            hand=sitting_hand,
+            seat=ints(field(sitting, "seat")),
+            player_id=field(sitting, "player_id"),
+            stack=unscaled(field(sitting, "stack")),
+            reason=field(sitting, "reason"),
+        ),
+    )
