@@ -1,18 +1,18 @@
 """From raw blocks to the canonical Arrow table, fast where the input is clean.
 
 The fast path hands a whole block of JSON Lines to Arrow's JSON reader with the
-canonical schema. Anything it would read differently from the models (an
-exponent, a '+5' or '.5' amount, a line holding two objects, a type error) makes
-it give up on that block, which is then halved until the lines it cannot take are
-alone; those go through the careful path: Python's json (keeping the literal text
-of numbers) and the pydantic models, record by record.
+canonical schema, amounts read as text and checked against the models' patterns
+before they become decimals. Anything it would read differently from the models
+(an amount written as a JSON number, '1e2', a line holding two objects, a type
+error) makes it give up on that block, which is then halved until the lines it
+cannot take are alone; those go through the careful path: Python's json (keeping
+the literal text of numbers) and the pydantic models, record by record.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -23,11 +23,9 @@ import pyarrow.json as pj
 from pydantic import ValidationError
 
 from pipeline.ingest.quarantine import Check, Quarantined, raw_text
-from pipeline.ingest.schema import Hand, arrow_schema
+from pipeline.ingest.schema import MONEY_SCALE, MONEY_TEXT, RATE_TEXT, Hand, arrow_schema
 from pipeline.ingest.sources import ArrowBlock, LinesBlock, ObjectsBlock, loads
 
-# Text Arrow would take as a decimal but the models would not, or two objects on a line.
-_SUSPECT = re.compile(rb'"[+.]|\d\."|\d[eE][+-]?\d|}\s*{|NaN|Infinity')
 _SMALLEST_FAST = 32
 
 
@@ -125,21 +123,68 @@ def careful(
     return Decoded(table, keep_sources, keep_raws, rejects)
 
 
+def _as_text(dtype: pa.DataType) -> pa.DataType:
+    """The same type with every decimal read as text, checked before it becomes a decimal."""
+    if pa.types.is_decimal(dtype):
+        return pa.string()
+    if pa.types.is_list(dtype):
+        return pa.list_(_as_text(dtype.value_type))
+    if pa.types.is_struct(dtype):
+        return pa.struct([pa.field(f.name, _as_text(f.type)) for f in dtype])
+    return dtype
+
+
+@cache
+def _text_schema() -> pa.Schema:
+    return pa.schema([pa.field(f.name, _as_text(f.type)) for f in schema()])
+
+
+def _decimal_texts(column: pa.Array, dtype: pa.DataType) -> list[tuple[pa.Array, pa.DataType]]:
+    """Every text leaf of `column` that the canonical type `dtype` holds as a decimal."""
+    if pa.types.is_decimal(dtype):
+        return [(column, dtype)]
+    if pa.types.is_list(dtype):
+        return _decimal_texts(pc.list_flatten(column), dtype.value_type)
+    if pa.types.is_struct(dtype):
+        return [
+            leaf for f in dtype for leaf in _decimal_texts(pc.struct_field(column, f.name), f.type)
+        ]
+    return []
+
+
+def _plain_decimals(table: pa.Table) -> bool:
+    """Whether every amount read as text is a plain decimal the models accept."""
+    for f in schema():
+        for texts, dtype in _decimal_texts(table[f.name].combine_chunks(), f.type):
+            pattern = MONEY_TEXT if dtype.scale == MONEY_SCALE else RATE_TEXT
+            ok = pc.match_substring_regex(texts, f"^(?:{pattern.pattern})$")
+            if pc.any(pc.invert(ok)).as_py():
+                return False
+    return True
+
+
 def _fast_lines(lines: list[bytes]) -> pa.Table | None:
+    """The block through Arrow's JSON reader, or None if the models might read it otherwise.
+
+    Amounts are read as text first: a JSON number where text is expected (an amount
+    written as a number) makes Arrow give up, and the block goes the careful way.
+    """
     data = b"\n".join(lines)
-    if _SUSPECT.search(data):
-        return None
     try:
+        data.decode("utf-8")  # Arrow does not check the text of strings
         table = pj.read_json(
             io.BytesIO(data),
-            read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
+            # Threads split the block in chunks of whole lines; both cores parse.
+            read_options=pj.ReadOptions(use_threads=True, block_size=max(1 << 20, len(data) // 2)),
             parse_options=pj.ParseOptions(
-                explicit_schema=schema(), unexpected_field_behavior="ignore"
+                explicit_schema=_text_schema(), unexpected_field_behavior="ignore"
             ),
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    except (UnicodeDecodeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    return table if table.num_rows == len(lines) else None
+    if table.num_rows != len(lines) or not _plain_decimals(table):
+        return None
+    return table.cast(schema())
 
 
 def _concat(parts: list[Decoded]) -> Decoded:

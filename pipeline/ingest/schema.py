@@ -16,7 +16,14 @@ from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal
 
 import pyarrow as pa
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+)
 
 MONEY_DIGITS = 18
 MONEY_SCALE = 2
@@ -103,9 +110,34 @@ def _exactly(n: int, what: str) -> Any:
     return AfterValidator(Exactly(n, what))
 
 
-Money = Annotated[Decimal, BeforeValidator(to_money)]
-Rate = Annotated[Decimal, BeforeValidator(to_rate)]
-Timestamp = Annotated[str, BeforeValidator(to_timestamp)]
+Money = Annotated[
+    Decimal,
+    BeforeValidator(to_money),
+    WithJsonSchema(
+        {
+            "description": "Money: a decimal string with at most two decimals, or an integer",
+            "anyOf": [
+                {"type": "string", "pattern": f"^{MONEY_TEXT.pattern}$"},
+                {"type": "integer"},
+                {"type": "number", "multipleOf": 0.01},
+            ],
+        }
+    ),
+]
+Rate = Annotated[
+    Decimal,
+    BeforeValidator(to_rate),
+    WithJsonSchema(
+        {"anyOf": [{"type": "string", "pattern": f"^{RATE_TEXT.pattern}$"}, {"type": "number"}]}
+    ),
+]
+Timestamp = Annotated[
+    str,
+    BeforeValidator(to_timestamp),
+    WithJsonSchema(
+        {"type": "string", "format": "date-time", "pattern": f"^{TIMESTAMP_TEXT.pattern}$"}
+    ),
+]
 Card = str  # parsed over whole columns by pipeline.cards: a bad card is a `card` finding
 Board = Annotated[list[Card], _exactly(5, "cards on a board")]
 Seat = Annotated[int, Field(ge=1, le=6)]

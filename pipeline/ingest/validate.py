@@ -86,7 +86,7 @@ def _violations(column: pa.Array, bare: Any, meta: list[Any]) -> Flags:
         bad |= ~pc.fill_null(pc.is_in(column, value_set=allowed), True).to_numpy(
             zero_copy_only=False
         )
-    return bad
+    return bad & ~is_null(column)
 
 
 def _check_value(
@@ -117,17 +117,16 @@ def _check_value(
 def _check_model(
     model: type[BaseModel], structs: pa.Array, owner: npt.NDArray[np.int64], suspect: Flags
 ) -> None:
+    # A field of a null struct is null too; the struct's own null is judged by the caller.
+    keep = np.flatnonzero(~is_null(structs)) if structs.null_count else None
     for name, f in model.model_fields.items():
         column = field(structs, name)
-        # A field of a null struct is null too; the struct's own null is judged above.
-        present = ~is_null(structs)
-        keep = np.flatnonzero(present)
         _check_value(
-            column.take(pa.array(keep)),
+            column if keep is None else column.take(pa.array(keep)),
             f.annotation,
             f.metadata,
             f.is_required(),
-            owner[keep],
+            owner if keep is None else owner[keep],
             suspect,
         )
 
@@ -176,11 +175,16 @@ def _read_cards(table: pa.Table, players: pa.Array) -> _Cards:
     )
 
 
-def game_findings(table: pa.Table) -> dict[Check, Flags]:
+def _read_cards_of(table: pa.Table) -> tuple[pa.Array, npt.NDArray[np.int64], _Cards]:
+    players, hand_of = children(table["players"])
+    return players, hand_of, _read_cards(table, players)
+
+
+def game_findings(
+    table: pa.Table, players: pa.Array, hand_of: npt.NDArray[np.int64], cards: _Cards
+) -> dict[Check, Flags]:
     """Per record, which game checks fail (records that passed the schema layer)."""
     n = table.num_rows
-    players, hand_of = children(table["players"])
-    cards = _read_cards(table, players)
     found: dict[Check, Flags] = {}
 
     count = lengths(table["players"])
@@ -364,9 +368,12 @@ def validate(decoded: Decoded, seen: set[str]) -> tuple[hb.HandBatch, list[Quara
             )
 
     keep = np.flatnonzero(ok)
-    table = table.take(pa.array(keep))
+    if len(keep) < table.num_rows:
+        table = table.take(pa.array(keep))
+    players, hand_of = children(table["players"])
+    cards = _read_cards(table, players)
     if table.num_rows:
-        findings = game_findings(table)
+        findings = game_findings(table, players, hand_of, cards)
         failed = np.zeros(table.num_rows, dtype=bool)
         for check, flags in findings.items():  # in order of precedence
             for j in np.flatnonzero(flags & ~failed):
@@ -401,17 +408,22 @@ def validate(decoded: Decoded, seen: set[str]) -> tuple[hb.HandBatch, list[Quara
             else:
                 seen.add(hand_id)
         passed = np.flatnonzero(~failed)
-        table = table.take(pa.array(passed))
         sources = [decoded.sources[keep[j]] for j in passed]
+        if len(passed) == table.num_rows:
+            return to_batch(table, sources, (players, hand_of, cards)), quarantined
+        table = table.take(pa.array(passed))
     else:
         sources = []
     return to_batch(table, sources), quarantined
 
 
-def to_batch(table: pa.Table, sources: list[str]) -> hb.HandBatch:
+def to_batch(
+    table: pa.Table,
+    sources: list[str],
+    read: tuple[pa.Array, npt.NDArray[np.int64], _Cards] | None = None,
+) -> hb.HandBatch:
     """Columns of validated records (the checks above hold for every row)."""
-    players, hand_of = children(table["players"])
-    cards = _read_cards(table, players)
+    players, hand_of, cards = read or _read_cards_of(table)
     n_players = len(hand_of)
     variant = table["variant"].combine_chunks()
     settlements, settled_hand = children(table["settlements"])

@@ -1,0 +1,142 @@
+"""Bad input of every kind ends in quarantine with its check; nothing escapes, nothing is lost."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.unit.ingest.helpers import ingest, valid_hand, write_lines
+
+
+def spoil(change: Any) -> str:
+    hand = valid_hand()
+    change(hand)
+    return json.dumps(hand)
+
+
+def set_(path: str, value: Any) -> Any:
+    def apply(hand: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = hand
+        for p in parents:
+            target = target[int(p)] if p.isdigit() else target[p]
+        if isinstance(target, list):
+            target[int(last)] = value
+        else:
+            target[last] = value
+
+    return apply
+
+
+CASES: dict[str, tuple[str | bytes, str]] = {
+    "truncated line": (json.dumps(valid_hand())[:300], "unreadable"),
+    "not utf-8": (b'{"hand_id": "\xff\xfe"}', "unreadable"),
+    "deeply nested": ("[" * 100_000 + "]" * 100_000, "unreadable"),
+    "NaN money": (spoil(set_("point_value", "X")).replace('"X"', "NaN"), "schema"),
+    "Infinity money": (spoil(set_("rake_cap", "X")).replace('"X"', "Infinity"), "schema"),
+    "exponent money": (spoil(set_("rake_cap", "X")).replace('"X"', "1e2"), "schema"),
+    "exponent money as text": (spoil(set_("rake_cap", "1e2")), "schema"),
+    "three decimals": (spoil(set_("players.0.won", "9.001")), "schema"),
+    "three decimals as a number": (
+        spoil(set_("players.0.won", "X")).replace('"X"', "9.000"),
+        "schema",
+    ),
+    "negative stack": (spoil(set_("players.0.stack_start", "-1.00")), "schema"),
+    "one player": (spoil(lambda h: h.update(players=h["players"][:1])), "players"),
+    "seven players": (
+        spoil(lambda h: h.update(players=h["players"] + h["players"][:3])),
+        "players",
+    ),
+    "repeated seat": (spoil(set_("players.1.seat", 1)), "players"),
+    "board of four": (spoil(lambda h: h["boards"][0].pop()), "schema"),
+    "three boards": (spoil(lambda h: h["boards"].append(["2c", "3c", "4c", "5c", "6c"])), "schema"),
+    "joker on a board": (spoil(set_("boards.1.0", "JK")), "joker"),
+    "three jokers": (spoil(set_("players.0.top.0", "JK")), "joker"),
+    "joker in plain taiwanese": (spoil(set_("variant", "taiwanese")), "joker"),
+    "unknown variant": (spoil(set_("variant", "omaha")), "schema"),
+    "bad timestamp": (spoil(set_("started_at", "2026-02-30T10:00:00Z")), "schema"),
+    "timestamp without zone": (spoil(set_("started_at", "2026-11-29T10:00:00")), "schema"),
+    "null hand_id": (spoil(set_("hand_id", None)), "schema"),
+    "seat as text": (spoil(set_("players.0.seat", "1")), "schema"),
+    "bad card": (spoil(set_("players.0.middle.0", "Tx")), "card"),
+    "duplicate card": (spoil(set_("players.0.top.0", "Qs")), "duplicate_card"),
+    "row of two in the top": (
+        spoil(lambda h: h["players"][0]["top"].append(h["players"][0]["middle"].pop())),
+        "setting",
+    ),
+    "rows differ from cards": (spoil(set_("players.0.cards.0", "2h")), "setting"),
+    "a JSON number line": ("42", "schema"),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_bad_record_is_quarantined_with_its_check(case: str, tmp_path: Path) -> None:
+    line, check = CASES[case]
+    path = write_lines(tmp_path / "hands.jsonl", [json.dumps(valid_hand()), line])
+    _, rejects, accounting = ingest(path)
+    assert [q.check.value for q in rejects] == [check], [q.message for q in rejects]
+    assert accounting.read == 2 and accounting.verified == 1 and accounting.quarantined == 1
+    assert rejects[0].source.endswith(":2")
+    assert rejects[0].raw
+
+
+def test_messages_name_the_source_and_the_field(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "h.jsonl", [spoil(set_("players.0.stack_start", "-1.00"))])
+    _, rejects, _ = ingest(path)
+    assert f"{path}:1" in rejects[0].message
+    assert "players.0.stack_start" in rejects[0].message
+    path = write_lines(tmp_path / "c.jsonl", [spoil(set_("players.2.middle.1", "1h"))])
+    _, rejects, _ = ingest(path)
+    assert "seat 4 middle holds '1h', which is not a card" in rejects[0].message
+
+
+def test_money_as_numbers_and_strings_is_accepted_exactly(tmp_path: Path) -> None:
+    as_text = valid_hand()
+    as_number = valid_hand()
+    as_number["hand_id"] = "other"
+    line = json.dumps(as_number).replace('"point_value": "1.00"', '"point_value": 1.00')
+    line = line.replace('"stack_start": "15.00"', '"stack_start": 15')
+    path = write_lines(tmp_path / "h.jsonl", [json.dumps(as_text), line])
+    batches, rejects, _ = ingest(path)
+    assert rejects == []
+    hands = [b for b in batches if len(b)]
+    assert [int(x) for b in hands for x in b.hands.point_value] == [100, 100]
+    seat_one = [
+        int(s)
+        for b in hands
+        for s, seat in zip(b.players.stack_start, b.players.seat, strict=True)
+        if seat == 1
+    ]
+    assert seat_one == [1500, 1500]
+
+
+def test_unknown_fields_are_kept_out_and_the_record_accepted(tmp_path: Path) -> None:
+    hand = valid_hand()
+    hand["dealer_notes"] = {"anything": [1, 2, 3]}
+    hand["players"][0]["avatar"] = "cat.png"
+    _, rejects, accounting = ingest(write_lines(tmp_path / "h.jsonl", [json.dumps(hand)]))
+    assert rejects == [] and accounting.verified == 1
+
+
+def test_whole_files_that_cannot_be_read(tmp_path: Path) -> None:
+    (tmp_path / "scalar.json").write_text("3")
+    (tmp_path / "broken.json").write_text("[" + json.dumps(valid_hand()) + ', {"hand_id": ')
+    hands = "".join(json.dumps({**valid_hand(), "hand_id": f"g{i}"}) + "\n" for i in range(50))
+    (tmp_path / "corrupt.jsonl.gz").write_bytes(gzip.compress(hands.encode())[:2000])
+    (tmp_path / "corrupt.parquet").write_bytes(b"PAR1 this is not parquet")
+    (tmp_path / "empty.jsonl").write_text("")
+    _, rejects, accounting = ingest(tmp_path)
+    unreadable = {Path(q.source.split(":")[0]).name for q in rejects if q.check == "unreadable"}
+    assert unreadable == {
+        "scalar.json",
+        "broken.json",
+        "corrupt.jsonl.gz",
+        "corrupt.parquet",
+        "empty.jsonl",
+    }
+    assert accounting.verified >= 1  # the whole first hand of broken.json, and what gzip gave
+    assert accounting.read == accounting.verified + accounting.quarantined
