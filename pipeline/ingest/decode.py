@@ -200,19 +200,20 @@ def _concat(parts: list[Decoded]) -> Decoded:
 
 def decode_lines(block: LinesBlock) -> Decoded:
     sources = [f"{block.path}:{n}" for n in block.line_numbers]
-
-    def decode(lo: int, hi: int) -> list[Decoded]:
-        table = _fast_lines(block.lines[lo:hi])
+    parts: list[Decoded] = []
+    pending = [(0, len(block.lines))]  # halves still to read, in order (no recursion: no cycles)
+    while pending:
+        lo, hi = pending.pop()
+        lines = block.lines[lo:hi]
+        table = _fast_lines(lines)
         if table is not None:
-            raws: list[bytes | str] = list(block.lines[lo:hi])
-            return [Decoded(table, sources[lo:hi], raws, [])]
-        if hi - lo <= _SMALLEST_FAST:
-            lines: list[Any] = block.lines[lo:hi]
-            return [careful(sources[lo:hi], lines, list(block.lines[lo:hi]), parsed=False)]
-        mid = (lo + hi) // 2
-        return decode(lo, mid) + decode(mid, hi)
-
-    return _concat(decode(0, len(block.lines)))
+            parts.append(Decoded(table, sources[lo:hi], list(lines), []))
+        elif hi - lo <= _SMALLEST_FAST:
+            parts.append(careful(sources[lo:hi], list(lines), list(lines), parsed=False))
+        else:
+            mid = (lo + hi) // 2
+            pending += [(mid, hi), (lo, mid)]
+    return _concat(parts)
 
 
 def decode_objects(block: ObjectsBlock) -> Decoded:
