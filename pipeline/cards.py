@@ -56,26 +56,58 @@ def suit_of(codes: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]:
     return np.where(codes == JOKER, 4, codes & 3).astype(np.int8)
 
 
+def _byte_table(spellings: dict[str, int]) -> npt.NDArray[np.int8]:
+    table = np.full(256, INVALID, dtype=np.int8)
+    for text, value in spellings.items():
+        table[ord(text)] = value
+    return table
+
+
+_RANK_BYTE = _byte_table(
+    {**{r: i for i, r in enumerate(RANKS)}, **{r.lower(): i for i, r in enumerate(RANKS)}}
+)
+_SUIT_BYTE = _byte_table(
+    {**{s: i for i, s in enumerate(SUITS)}, **{s.upper(): i for i, s in enumerate(SUITS)}}
+)
+
+
 def try_parse(texts: pa.Array | Sequence[str | None]) -> CardCodes:
     """Codes for a column of card texts; INVALID (-1) where a text is not a card.
+
+    Works on the bytes of the Arrow column: a card is two bytes (rank, suit), three
+    for '10' and a suit, or JK in any case.
 
     >>> try_parse(["Ah", "10d", "jk", "Xx", "2C"]).tolist()
     [50, 33, 52, -1, 0]
     """
     array = texts if isinstance(texts, pa.Array) else pa.array(texts, type=pa.string())
-    if len(array) == 0:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if not pa.types.is_string(array.type):
+        array = array.cast(pa.string())
+    n = len(array)
+    if n == 0:
         return np.empty(0, dtype=np.int8)
-    encoded = pc.dictionary_encode(array)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    dictionary = encoded.dictionary.to_pylist()
-    lookup = np.array(
-        [SPELLINGS.get(d, INVALID) if isinstance(d, str) else INVALID for d in dictionary]
-        + [INVALID],
-        dtype=np.int8,
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[array.offset : array.offset + n + 1]
+    data = (
+        np.frombuffer(array.buffers()[2], dtype=np.uint8)
+        if array.buffers()[2]
+        else np.zeros(0, np.uint8)
     )
-    indices = encoded.indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
-    return lookup[indices]
+    data = np.append(data, np.zeros(3, np.uint8))  # reads past a short last card stay in bounds
+    start = offsets[:-1].astype(np.int64)
+    length = np.diff(offsets)
+    first, second, third = data[start], data[start + 1], data[start + 2]
+    two = length == 2
+    ten = (length == 3) & (first == ord("1")) & (second == ord("0"))
+    rank = np.where(two, _RANK_BYTE[first], np.where(ten, RANKS.index("T"), INVALID))
+    suit = np.where(two, _SUIT_BYTE[second], np.where(ten, _SUIT_BYTE[third], INVALID))
+    codes = np.where((rank >= 0) & (suit >= 0), rank * 4 + suit, INVALID)
+    joker = two & ((first | 0x20) == ord("j")) & ((second | 0x20) == ord("k"))
+    codes = np.where(joker, JOKER, codes)
+    if array.null_count:
+        codes[pc.is_null(array).to_numpy(zero_copy_only=False)] = INVALID
+    return codes.astype(np.int8)
 
 
 def parse(texts: pa.Array | Sequence[str | None], where: Sequence[str] | None = None) -> CardCodes:

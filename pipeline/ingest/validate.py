@@ -429,7 +429,6 @@ def to_batch(
     settlements, settled_hand = children(table["settlements"])
     sitting, sitting_hand = children(table["sitting_out"])
     rows, row_player = children(field(players, "rows"))
-    row_index = {name: i for i, name in enumerate(hb.ROW_NAMES)}
     home_run = pc.fill_null(field(settlements, "home_run"), "").to_pylist()
     return hb.HandBatch(
         hands=hb.Hands(
@@ -470,7 +469,7 @@ def to_batch(
         rows=hb.RecordedRows(
             player=row_player,
             board=ints(field(rows, "board")) - 1,
-            row=np.array([row_index[r] for r in field(rows, "row").to_pylist()], dtype=np.int64),
+            row=ints(pc.index_in(field(rows, "row"), value_set=pa.array(hb.ROW_NAMES))),
             value=field(rows, "value"),
             joker_as=field(rows, "joker_as"),
         ),

@@ -52,3 +52,14 @@ def test_arrow_columns_and_empty_input() -> None:
 def test_format_keeps_shape_and_marks_missing() -> None:
     codes = np.array([[0, 52], [-1, 51]], dtype=np.int8)
     assert format_cards(codes).tolist() == [["2c", "JK"], [None, "As"]]
+
+
+def test_every_spelling_of_the_rules_parses_and_nothing_else_of_two_or_three_letters() -> None:
+    from pipeline.cards import SPELLINGS
+
+    texts = list(SPELLINGS)
+    assert try_parse(texts).tolist() == [SPELLINGS[t] for t in texts]
+    alphabet = "23456789TJQKAtjqkacdhsCDHSx10 *"
+    others = [a + b for a in alphabet for b in alphabet if a + b not in SPELLINGS]
+    others += ["1" + b + c for b in "0x" for c in "cdhsCDHSx" if "1" + b + c not in SPELLINGS]
+    assert (try_parse(others) == -1).all()
