@@ -108,3 +108,29 @@ def utc_micros(texts: pa.Array) -> tuple[Ints, npt.NDArray[np.bool_]]:
     ok &= (hours <= 23) & (minutes <= 59)
     micros -= sign * (hours * 60 + minutes) * 60_000_000
     return np.where(ok, micros, 0), ~ok
+
+
+def decimals(
+    unscaled_values: npt.ArrayLike,
+    scale: int = 2,
+    precision: int = 18,
+    valid: npt.NDArray[np.bool_] | None = None,
+) -> pa.Array:
+    """A decimal128 column from unscaled integers (cents at scale 2), built from the bits."""
+    values = np.asarray(unscaled_values, dtype=np.int64)
+    words = np.empty((len(values), 2), dtype=np.int64)
+    words[:, 0] = values
+    words[:, 1] = np.where(values < 0, -1, 0)  # sign extension to 128 bits
+    mask = None if valid is None else pa.array(valid, type=pa.bool_()).buffers()[1]
+    return pa.Array.from_buffers(
+        pa.decimal128(precision, scale),
+        len(values),
+        [mask, pa.py_buffer(words.tobytes())],
+        null_count=-1 if valid is not None else 0,
+    )
+
+
+def money_text(cents: int) -> str:
+    """'12.50' for 1250 cents, '-0.05' for -5."""
+    sign = "-" if cents < 0 else ""
+    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"

@@ -1,0 +1,169 @@
+"""One batch of validated hands in, its audit out: a pure function from columns to tables.
+
+evaluate -> score -> money -> outcome checks, then the result tables of
+audit-output.md (money as DECIMAL(18, 2)). The table rules, which need the hands
+before and after, run on the stored results (`checks/table.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.cards import format_cards
+from pipeline.checks.findings import Findings
+from pipeline.checks.outcome import check_outcomes
+from pipeline.evaluator import category_of, value_label, value_text
+from pipeline.evaluator.values import Category
+from pipeline.ingest.batch import HandBatch
+from pipeline.ingest.columns import decimals
+from pipeline.money import settle
+from pipeline.scoring import HOME_RUN_OPPONENT, HOME_RUN_SEAT, player_points, score_pairs, sum_by
+from pipeline.showdown import showdown
+from pipeline.variant import TAIWANESE_JOKERS, Variant
+
+CATEGORY_NAMES = [c.name for c in Category]
+
+
+@dataclass(frozen=True)
+class BatchAudit:
+    hands: pa.Table
+    players: pa.Table
+    rows: pa.Table
+    settlements: pa.Table
+    divergences: pa.Table
+
+
+def audit_batch(batch: HandBatch, variant: Variant = TAIWANESE_JOKERS) -> BatchAudit:
+    """Re-evaluate, re-score and re-settle every hand of `batch` and compare with the record.
+
+    Plain Taiwanese and Taiwanese Jokers share their rows; a plain hand simply
+    holds no joker (ingest quarantines one that does).
+    """
+    players = batch.players
+    hands = batch.hands
+    shown = showdown(variant, batch.boards, players.setting(), players.hand)
+    pairs = score_pairs(variant, shown.value, players.hand, players.seat)
+    points = player_points(pairs, len(players))
+    money = settle(
+        pairs,
+        players.hand,
+        players.seat,
+        players.stack_start,
+        hands.point_value,
+        hands.rake_rate,
+        hands.rake_cap,
+    )
+    findings = Findings()
+    check_outcomes(variant, batch, shown, pairs, points, money, findings)
+
+    hand_id = hands.hand_id
+    n_hands = len(hands)
+    diverged = np.zeros(n_hands, dtype=bool)
+    diverged[findings.hands()] = True
+    rake_total = sum_by(players.hand, money.rake, n_hands)
+    player_hand = pa.array(players.hand)
+    return BatchAudit(
+        hands=pa.table(
+            {
+                "hand_id": hand_id,
+                "table_id": hands.table_id,
+                "hand_no": hands.hand_no,
+                "started_at": pa.array(hands.started_at, pa.timestamp("us", tz="UTC")),
+                "variant": hands.variant,
+                "currency": hands.currency,
+                "point_value": decimals(hands.point_value),
+                "rake_rate": decimals(hands.rake_rate, scale=9),
+                "rake_cap": decimals(hands.rake_cap),
+                "n_players": np.bincount(players.hand, minlength=n_hands).astype(np.int64),
+                "rake_total": decimals(rake_total),
+                "recorded_rake_total": decimals(hands.rake_total, valid=hands.has_rake_total),
+                "status": pa.array(np.where(diverged, "diverged", "ok")),
+                "source": hands.source,
+            }
+        ),
+        players=pa.table(
+            {
+                "hand_id": hand_id.take(player_hand),
+                "seat": players.seat,
+                "player_id": players.player_id,
+                "stack_start": decimals(players.stack_start),
+                "add_on": decimals(players.add_on),
+                "timed_out": players.timed_out,
+                "points": points,
+                "won": decimals(money.won),
+                "rake": decimals(money.rake),
+                "net": decimals(money.net),
+                "stack_end": decimals(money.stack_end),
+                "recorded_points": players.points,
+                "recorded_won": decimals(players.won),
+                "recorded_rake": decimals(players.rake),
+                "recorded_net": decimals(players.net),
+                "recorded_stack_end": decimals(players.stack_end),
+            }
+        ),
+        rows=_rows_table(variant, batch, shown.value, shown.joker_as),
+        settlements=pa.table(
+            {
+                "hand_id": hand_id.take(pa.array(pairs.hand)),
+                "seat": players.seat[pairs.a],
+                "opponent": players.seat[pairs.b],
+                "points": pairs.points,
+                "home_run": pa.array(
+                    np.select(
+                        [pairs.home_run == HOME_RUN_SEAT, pairs.home_run == HOME_RUN_OPPONENT],
+                        ["seat", "opponent"],
+                        "",
+                    )
+                ).cast(pa.string()),
+                "amount": decimals(money.amount),
+            }
+        ).set_column(
+            4,
+            "home_run",
+            pc.if_else(
+                pa.array(pairs.home_run == 0),
+                pa.scalar(None, pa.string()),
+                pa.array(np.select([pairs.home_run == HOME_RUN_SEAT], ["seat"], "opponent")),
+            ),
+        ),
+        divergences=findings.table(hand_id, hands.table_id),
+    )
+
+
+def _rows_table(
+    variant: Variant, batch: HandBatch, value: np.ndarray, joker_as: np.ndarray
+) -> pa.Table:
+    """One row per player x board x row: value text, category, label, joker substitutes."""
+    players = batch.players
+    n_players, n_boards, n_rows = value.shape
+    player = np.repeat(np.arange(n_players), n_boards * n_rows)
+    flat = value.reshape(-1)
+    subs = format_cards(joker_as.reshape(-1, 2))
+    has_joker = joker_as.reshape(-1, 2)[:, 0] >= 0
+    joker_lists = (
+        pa.array(
+            [
+                [c for c in s if c] if h else None
+                for s, h in zip(subs.tolist(), has_joker.tolist(), strict=True)
+            ],
+            pa.list_(pa.string()),
+        )
+        if has_joker.any()
+        else pa.nulls(len(flat), pa.list_(pa.string()))
+    )
+    return pa.table(
+        {
+            "hand_id": batch.hands.hand_id.take(pa.array(players.hand[player])),
+            "seat": players.seat[player],
+            "board": np.tile(np.repeat(np.arange(1, n_boards + 1), n_rows), n_players),
+            "row": pa.array(np.tile([r.name for r in variant.rows], n_players * n_boards)),
+            "value": pa.array(value_text(flat), pa.string()),
+            "category": pa.array(np.array(CATEGORY_NAMES)[category_of(flat)], pa.string()),
+            "label": pa.array(value_label(flat), pa.string()),
+            "joker_as": joker_lists,
+        }
+    )

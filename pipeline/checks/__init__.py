@@ -1,0 +1,1 @@
+"""Checks: recorded outcomes against recomputed ones, and table rules across hands."""

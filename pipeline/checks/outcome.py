@@ -1,0 +1,273 @@
+"""Recorded outcomes against recomputed ones: rows, jokers, pairs, players, rake, zero sum.
+
+Detection runs over whole columns; only the divergences found are turned into
+messages one by one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.cards import INVALID, JOKER, format_cards, try_parse
+from pipeline.checks.findings import Check, Findings
+from pipeline.evaluator import evaluate, parse_value, read_boards, value_text
+from pipeline.ingest.batch import ROW_NAMES, HandBatch
+from pipeline.ingest.columns import children, lengths, money_text
+from pipeline.money import Settlement
+from pipeline.scoring import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, Pairs, sum_by
+from pipeline.showdown import Showdown
+from pipeline.variant import Variant
+
+Ints = npt.NDArray[np.int64]
+HOME_RUN_TEXT = {HOME_RUN_NONE: "none", HOME_RUN_SEAT: "seat", HOME_RUN_OPPONENT: "opponent"}
+
+
+def check_outcomes(
+    variant: Variant,
+    batch: HandBatch,
+    shown: Showdown,
+    pairs: Pairs,
+    points: Ints,
+    money: Settlement,
+    findings: Findings,
+) -> None:
+    """Add a divergence for every recorded field that differs from its recomputed value."""
+    _row_values(batch, shown, findings)
+    _joker_substitutes(variant, batch, shown, findings)
+    _pair_settlements(batch, pairs, money, findings)
+    _player_results(batch, points, money, findings)
+    _hand_totals(batch, money, findings)
+
+
+def _row_values(batch: HandBatch, shown: Showdown, findings: Findings) -> None:
+    rows = batch.rows
+    if len(rows.player) == 0:
+        return
+    ours = shown.value[rows.player, rows.board, rows.row]
+    theirs = parse_value(rows.value.to_numpy(zero_copy_only=False))
+    players = batch.players
+    for i in np.flatnonzero(ours != theirs):
+        p = int(rows.player[i])
+        expected = value_text([ours[i]])[0]
+        recorded = rows.value[int(i)].as_py()
+        name = ROW_NAMES[int(rows.row[i])]
+        findings.add(
+            int(players.hand[p]),
+            Check.row_value,
+            f"seat {players.seat[p]} {name} row on board {rows.board[i] + 1} is "
+            f"{expected}, recorded as {recorded}",
+            seat=int(players.seat[p]),
+            board=int(rows.board[i]) + 1,
+            row=name,
+            expected=expected,
+            recorded=recorded,
+        )
+
+
+def _joker_substitutes(
+    variant: Variant, batch: HandBatch, shown: Showdown, findings: Findings
+) -> None:
+    """A recorded substitute is wrong when not allowed or when it misses the best value."""
+    rows = batch.rows
+    given = np.flatnonzero(~pc.is_null(rows.joker_as).to_numpy(zero_copy_only=False))
+    if given.size == 0:
+        return
+    players = batch.players
+    setting = players.setting()
+    subs_list = rows.joker_as.take(pa.array(given))
+    count = lengths(subs_list)
+    values, parent = children(subs_list)
+    codes = try_parse(values)
+    padded = np.full((len(given), 2), INVALID, dtype=np.int8)
+    slot = np.arange(len(parent)) - np.searchsorted(parent, parent, side="left")
+    fits = slot < 2
+    padded[parent[fits], slot[fits]] = codes[fits]
+
+    player = rows.player[given]
+    board = rows.board[given]
+    row = rows.row[given]
+    board_cards = batch.boards[players.hand[player], board]  # (n, 5)
+    problems: dict[int, str] = {}
+    for kind, spec in enumerate(variant.rows):
+        sel = np.flatnonzero(row == kind)
+        if sel.size == 0:
+            continue
+        cards = setting[spec.name][player[sel]]
+        jokers = (cards == JOKER).sum(axis=1)
+        subs = padded[sel]
+        n = count[sel]
+        unreadable = codes[np.isin(parent, sel)] == INVALID
+        bad_text = np.zeros(len(sel), dtype=bool)
+        bad_text[np.searchsorted(sel, parent[np.isin(parent, sel)][unreadable])] = True
+        in_row = (subs[:, :, None] == cards[:, None, :]).any(axis=2)
+        on_board = (subs[:, :, None] == board_cards[sel][:, None, :]).any(axis=2)
+        used = np.arange(2)[None, :] < jokers[:, None]
+        twice = (jokers == 2) & (subs[:, 0] == subs[:, 1])
+        for i in np.flatnonzero(bad_text):
+            problems[int(sel[i])] = "names a card that cannot be read"
+        for i in np.flatnonzero((n != jokers) & ~bad_text):
+            problems[int(sel[i])] = (
+                f"names {n[i]} substitute(s) for a row holding {jokers[i]} joker(s)"
+            )
+        judged = (n == jokers) & (jokers > 0) & ~bad_text
+        for i in np.flatnonzero(judged & (in_row & used).any(axis=1)):
+            problems[int(sel[i])] = "names a card already in the row"
+        for i in np.flatnonzero(judged & (on_board & used).any(axis=1)):
+            problems.setdefault(int(sel[i]), f"names a card on board {board[sel[i]] + 1}")
+        for i in np.flatnonzero(judged & twice):
+            problems.setdefault(int(sel[i]), "names the same card for both jokers")
+        reach = np.flatnonzero(judged)
+        if reach.size:
+            trial = cards[reach].copy()
+            for k in range(2):
+                place = np.argmax(trial == JOKER, axis=1)
+                has = (trial == JOKER).any(axis=1) & (k < jokers[reach])
+                trial[np.flatnonzero(has), place[has]] = subs[reach[has], k]
+            value = evaluate(trial, read_boards(board_cards[sel][reach]), plays=spec.plays).value
+            best = shown.value[player[sel][reach], board[sel][reach], kind]
+            for i in np.flatnonzero(value != best):
+                problems.setdefault(
+                    int(sel[reach[i]]),
+                    f"makes {value_text([value[i]])[0]}, short of the best "
+                    f"{value_text([best[i]])[0]}",
+                )
+    for at, problem in sorted(problems.items()):
+        i = np.intp(at)
+        p = int(player[i])
+        name = ROW_NAMES[int(row[i])]
+        recorded = ",".join(c or "?" for c in subs_list[i].as_py() or [])
+        expected = ",".join(c for c in format_cards(shown.joker_as[p, board[i], row[i]]) if c)
+        findings.add(
+            int(players.hand[p]),
+            Check.joker_as,
+            f"seat {players.seat[p]} {name} row on board {board[i] + 1}: the recorded "
+            f"joker substitute {recorded} {problem}",
+            seat=int(players.seat[p]),
+            board=int(board[i]) + 1,
+            row=name,
+            expected=expected or None,
+            recorded=recorded,
+        )
+
+
+def _pair_settlements(
+    batch: HandBatch, pairs: Pairs, money: Settlement, findings: Findings
+) -> None:
+    rec = batch.settlements
+    seat = batch.players.seat
+    ours_key = pairs.hand * 64 + seat[pairs.a] * 8 + seat[pairs.b]
+    theirs_key = rec.hand * 64 + rec.seat * 8 + rec.opponent
+    order = np.argsort(ours_key)
+    where = np.searchsorted(ours_key, theirs_key, sorter=order)
+    where = order[np.minimum(where, len(order) - 1)] if len(order) else where
+    found = (ours_key[where] == theirs_key) if len(order) else np.zeros(len(rec.hand), bool)
+    for i in np.flatnonzero(~found):
+        findings.add(
+            int(rec.hand[i]),
+            Check.pair_points,
+            f"a settlement is recorded for seats {rec.seat[i]} and {rec.opponent[i]}, "
+            "which are not a pair of dealt-in players (seat before opponent)",
+            seat=int(rec.seat[i]),
+            opponent=int(rec.opponent[i]),
+            recorded=int(rec.points[i]),
+        )
+    k = where[found]
+    r = np.flatnonzero(found)
+    for check, ours, theirs, show in (
+        (Check.pair_points, pairs.points[k], rec.points[r], str),
+        (Check.home_run, pairs.home_run[k], rec.home_run[r], HOME_RUN_TEXT.__getitem__),
+        (Check.pair_amount, money.amount[k], rec.amount[r], money_text),
+    ):
+        for i in np.flatnonzero(ours != theirs):
+            a, b = int(seat[pairs.a[k[i]]]), int(seat[pairs.b[k[i]]])
+            what = {
+                Check.pair_points: "points",
+                Check.home_run: "Home Run",
+                Check.pair_amount: "amount",
+            }[check]
+            findings.add(
+                int(pairs.hand[k[i]]),
+                check,
+                f"seat {a} against seat {b}: {what} {show(int(ours[i]))}, recorded "
+                f"{show(int(theirs[i]))}",
+                seat=a,
+                opponent=b,
+                expected=show(int(ours[i])),
+                recorded=show(int(theirs[i])),
+            )
+    recorded_pairs = np.zeros(len(pairs), dtype=bool)
+    recorded_pairs[k] = True
+    missing = np.flatnonzero(~recorded_pairs & batch.hands.has_settlements[pairs.hand])
+    for i in missing:
+        a, b = int(seat[pairs.a[i]]), int(seat[pairs.b[i]])
+        findings.add(
+            int(pairs.hand[i]),
+            Check.pair_points,
+            f"seat {a} against seat {b}: {pairs.points[i]} points, but no settlement "
+            "is recorded for the pair",
+            seat=a,
+            opponent=b,
+            expected=int(pairs.points[i]),
+        )
+
+
+def _player_results(batch: HandBatch, points: Ints, money: Settlement, findings: Findings) -> None:
+    players = batch.players
+    for check, ours, theirs, show in (
+        (Check.points, points, players.points, str),
+        (Check.won, money.won, players.won, money_text),
+        (Check.rake, money.rake, players.rake, money_text),
+        (Check.net, money.net, players.net, money_text),
+        (Check.stack_end, money.stack_end, players.stack_end, money_text),
+    ):
+        for i in np.flatnonzero(ours != theirs):
+            findings.add(
+                int(players.hand[i]),
+                check,
+                f"seat {players.seat[i]}: {check.value} {show(int(ours[i]))}, recorded "
+                f"{show(int(theirs[i]))}",
+                seat=int(players.seat[i]),
+                expected=show(int(ours[i])),
+                recorded=show(int(theirs[i])),
+            )
+
+
+def _hand_totals(batch: HandBatch, money: Settlement, findings: Findings) -> None:
+    hands = batch.hands
+    players = batch.players
+    n = len(hands)
+    rake_total = sum_by(players.hand, money.rake, n)
+    recorded = hands.rake_total
+    differs = hands.has_rake_total & (recorded != rake_total)
+    over_cap = hands.has_rake_total & (recorded > hands.rake_cap)
+    for i in np.flatnonzero(differs | over_cap):
+        why = (
+            f"exceeds the cap of {money_text(int(hands.rake_cap[i]))}" if over_cap[i] else "differs"
+        )
+        findings.add(
+            int(i),
+            Check.rake_total,
+            f"rake total {money_text(int(rake_total[i]))}, recorded "
+            f"{money_text(int(recorded[i]))}, which {why}",
+            expected=money_text(int(rake_total[i])),
+            recorded=money_text(int(recorded[i])),
+        )
+    won_sum = sum_by(players.hand, players.won, n)
+    rake_paid = np.where(hands.has_rake_total, recorded, sum_by(players.hand, players.rake, n))
+    net_sum = sum_by(players.hand, players.net, n) + rake_paid
+    for i in np.flatnonzero((won_sum != 0) | (net_sum != 0)):
+        what = (
+            f"the recorded won sum to {money_text(int(won_sum[i]))}"
+            if won_sum[i]
+            else f"the recorded nets plus rake sum to {money_text(int(net_sum[i]))}"
+        )
+        findings.add(
+            int(i),
+            Check.zero_sum,
+            f"{what}, not 0.00",
+            expected="0.00",
+            recorded=money_text(int(won_sum[i] or net_sum[i])),
+        )

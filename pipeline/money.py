@@ -1,0 +1,107 @@
+"""Money in integer cents: pair amounts limited by stacks, won, rake with its cap, net, stacks.
+
+rules.md section 6, over whole columns. Rates are integers in billionths, so every
+step is integer arithmetic; products that could pass 2**63 are done in Python
+integers for those rows only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.scoring import Pairs, sum_by
+
+Ints = npt.NDArray[np.int64]
+RATE_ONE = 10**9
+_SAFE = 2**62
+
+
+def mul_div_floor(a: Ints, b: Ints, c: Ints) -> tuple[Ints, Ints]:
+    """floor(a * b / c) and its remainder, exactly, for a, b >= 0 and c > 0."""
+    a, b, c = np.broadcast_arrays(
+        np.asarray(a, np.int64), np.asarray(b, np.int64), np.asarray(c, np.int64)
+    )
+    small = (a == 0) | (b <= _SAFE // np.maximum(a, 1))
+    quotient = np.zeros(a.shape, dtype=np.int64)
+    remainder = np.zeros(a.shape, dtype=np.int64)
+    product = a[small] * b[small]
+    quotient[small], remainder[small] = np.divmod(product, c[small])
+    big = np.flatnonzero(~small)
+    for i in big:  # beyond int64: rare, exact in Python integers
+        q, r = divmod(int(a[i]) * int(b[i]), int(c[i]))
+        quotient[i], remainder[i] = q, r
+    return quotient, remainder
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """Per pair: the amount a received from b. Per player: won, rake, net, stack_end."""
+
+    amount: Ints
+    won: Ints
+    rake: Ints
+    net: Ints
+    stack_end: Ints
+
+
+def settle(
+    pairs: Pairs,
+    player_hand: Ints,
+    seat: Ints,
+    stack_start: Ints,
+    point_value: Ints,
+    rake_rate: Ints,
+    rake_cap: Ints,
+) -> Settlement:
+    """Settle every pair and player of a batch.
+
+    `point_value`, `rake_rate` (billionths) and `rake_cap` are per hand; the player
+    arrays are per player, `player_hand` giving each player's hand.
+    """
+    n_players = len(player_hand)
+    gross = np.abs(pairs.points) * point_value[pairs.hand]
+    limit = np.minimum(stack_start[pairs.a], stack_start[pairs.b])
+    amount = np.sign(pairs.points) * np.minimum(gross, limit)
+    won = sum_by(pairs.a, amount, n_players) - sum_by(pairs.b, amount, n_players)
+    rake = rake_of(won, player_hand, seat, rake_rate, rake_cap)
+    net = won - rake
+    return Settlement(amount, won, rake, net, stack_start + net)
+
+
+def rake_of(won: Ints, player_hand: Ints, seat: Ints, rake_rate: Ints, rake_cap: Ints) -> Ints:
+    """Each winner's rake: floor(rate x won), or the hand's cap shared in proportion to won.
+
+    When the uncapped rakes pass the cap, each winner pays floor(cap x won / total
+    won), and the cents still missing go one each to the largest discarded
+    fractions (ties: lower seat first).
+    """
+    n_hands = len(rake_rate)
+    winner = won > 0
+    uncapped = np.zeros_like(won)
+    uncapped[winner] = mul_div_floor(
+        won[winner], rake_rate[player_hand[winner]], np.full(int(winner.sum()), RATE_ONE)
+    )[0]
+    total_uncapped = sum_by(player_hand, uncapped, n_hands)
+    capped_hand = total_uncapped > rake_cap
+    capped = winner & capped_hand[player_hand]
+    rake = np.where(capped, 0, uncapped)
+    if not capped.any():
+        return rake
+
+    hand = player_hand[capped]
+    total_won = sum_by(player_hand, np.where(winner, won, 0), n_hands)
+    share, fraction = mul_div_floor(rake_cap[hand], won[capped], total_won[hand])
+    missing = rake_cap - sum_by(hand, share, n_hands)
+    # Rank the capped winners of each hand by discarded fraction (largest first), then seat.
+    # Fractions compare across one hand only, where they share the denominator total_won.
+    order = np.lexsort((seat[capped], -fraction, hand))
+    ranked_hand = hand[order]
+    first_of_hand = np.searchsorted(ranked_hand, ranked_hand, side="left")
+    rank = np.arange(len(order)) - first_of_hand
+    extra = np.zeros(len(order), dtype=np.int64)
+    extra[order] = (rank < missing[ranked_hand]).astype(np.int64)
+    rake[np.flatnonzero(capped)] = share + extra
+    return rake
