@@ -34,7 +34,11 @@ class BatchAudit:
     players: pa.Table
     rows: pa.Table
     settlements: pa.Table
+    sitting_out: pa.Table
     divergences: pa.Table
+
+
+AUDIT_TABLES = ("hands", "players", "rows", "settlements", "sitting_out", "divergences")
 
 
 def audit_batch(batch: HandBatch, variant: Variant = TAIWANESE_JOKERS) -> BatchAudit:
@@ -81,6 +85,8 @@ def audit_batch(batch: HandBatch, variant: Variant = TAIWANESE_JOKERS) -> BatchA
                 "n_players": np.bincount(players.hand, minlength=n_hands).astype(np.int64),
                 "rake_total": decimals(rake_total),
                 "recorded_rake_total": decimals(hands.rake_total, valid=hands.has_rake_total),
+                "board_1": _card_texts(batch.boards[:, 0]),
+                "board_2": _card_texts(batch.boards[:, 1]),
                 "status": pa.array(np.where(diverged, "diverged", "ok")),
                 "source": hands.source,
             }
@@ -130,8 +136,39 @@ def audit_batch(batch: HandBatch, variant: Variant = TAIWANESE_JOKERS) -> BatchA
                 pa.array(np.select([pairs.home_run == HOME_RUN_SEAT], ["seat"], "opponent")),
             ),
         ),
+        sitting_out=pa.table(
+            {
+                "hand_id": hand_id.take(pa.array(batch.sitting_out.hand)),
+                "seat": batch.sitting_out.seat,
+                "player_id": batch.sitting_out.player_id,
+                "stack": decimals(batch.sitting_out.stack),
+                "reason": batch.sitting_out.reason,
+            }
+        ),
         divergences=findings.table(hand_id, hands.table_id),
     )
+
+
+def _card_texts(codes: np.ndarray) -> pa.Array:
+    """'Ah Kd 7c' per row of card codes, joined column-wise by Arrow."""
+    texts = format_cards(codes)
+    columns = [pa.array(texts[:, i], pa.string()) for i in range(texts.shape[1])]
+    return columns[0] if len(columns) == 1 else pc.binary_join_element_wise(*columns, " ")
+
+
+def _substitute_lists(joker_as: np.ndarray) -> pa.Array:
+    """list<string> per row: the joker substitutes, null for rows without a joker."""
+    held = (joker_as >= 0).sum(axis=1)
+    offsets = np.r_[0, np.cumsum(held)].astype(np.int32)
+    values = pa.array(format_cards(joker_as[joker_as >= 0]), pa.string())
+    return pa.ListArray.from_arrays(pa.array(offsets), values, mask=pa.array(held == 0))
+
+
+def _row_order(n_players: int, n_boards: int, n_rows: int) -> np.ndarray:
+    """Positions in [all top rows, all middle rows, ...] of each (player, board, row) in turn."""
+    player = np.repeat(np.arange(n_players), n_boards * n_rows)
+    row = np.tile(np.arange(n_rows), n_players * n_boards)
+    return row * n_players + player
 
 
 def _rows_table(
@@ -139,31 +176,22 @@ def _rows_table(
 ) -> pa.Table:
     """One row per player x board x row: value text, category, label, joker substitutes."""
     players = batch.players
+    setting = players.setting()
     n_players, n_boards, n_rows = value.shape
     player = np.repeat(np.arange(n_players), n_boards * n_rows)
     flat = value.reshape(-1)
-    subs = format_cards(joker_as.reshape(-1, 2))
-    has_joker = joker_as.reshape(-1, 2)[:, 0] >= 0
-    joker_lists = (
-        pa.array(
-            [
-                [c for c in s if c] if h else None
-                for s, h in zip(subs.tolist(), has_joker.tolist(), strict=True)
-            ],
-            pa.list_(pa.string()),
-        )
-        if has_joker.any()
-        else pa.nulls(len(flat), pa.list_(pa.string()))
-    )
     return pa.table(
         {
             "hand_id": batch.hands.hand_id.take(pa.array(players.hand[player])),
             "seat": players.seat[player],
             "board": np.tile(np.repeat(np.arange(1, n_boards + 1), n_rows), n_players),
             "row": pa.array(np.tile([r.name for r in variant.rows], n_players * n_boards)),
+            "cards": pa.concat_arrays([_card_texts(setting[r.name]) for r in variant.rows]).take(
+                pa.array(_row_order(n_players, n_boards, n_rows))
+            ),
             "value": pa.array(value_text(flat), pa.string()),
             "category": pa.array(np.array(CATEGORY_NAMES)[category_of(flat)], pa.string()),
             "label": pa.array(value_label(flat), pa.string()),
-            "joker_as": joker_lists,
+            "joker_as": _substitute_lists(joker_as.reshape(-1, 2)),
         }
     )

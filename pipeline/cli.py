@@ -56,6 +56,54 @@ def evaluate_command(
     raise typer.Exit(int(ExitCode.CLEAN if report.agree else ExitCode.FINDINGS))
 
 
+@app.command("verify")
+def verify_command(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(help="Hand-history files or directories (JSON, JSON Lines, .gz, Parquet)."),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Where audit.duckdb is written.")] = Path(
+        "audit"
+    ),
+    parquet: Annotated[
+        bool, typer.Option("--parquet", help="Also write each table as Parquet in OUT/parquet/.")
+    ] = False,
+) -> None:
+    """Ingest, re-evaluate, re-settle and compare; write the audit database.
+
+    Exit 0 when nothing diverged, 1 when anything diverged or was quarantined,
+    2 when the audit could not run.
+    """
+    from pipeline.progress import Progress
+    from pipeline.verify import verify
+
+    try:
+        summary = verify(inputs, out, parquet=parquet, progress=Progress())
+    except AuditError as error:
+        raise fail(error) from None
+    except KeyboardInterrupt:
+        typer.echo(f"handaudit: interrupted; the previous audit in {out} is unchanged", err=True)
+        raise typer.Exit(130) from None
+    typer.echo(summary.text())
+    raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
+
+
+@app.command("explain")
+def explain_command(
+    hand_id: Annotated[str, typer.Argument(help="The hand to explain.")],
+    db: Annotated[Path, typer.Option("--db", help="The audit database.")] = Path(
+        "audit/audit.duckdb"
+    ),
+) -> None:
+    """Show one hand step by step: rows per board, pairs, rake, stacks, and its divergences."""
+    from pipeline.explain import explain
+
+    try:
+        typer.echo(explain(db, hand_id))
+    except AuditError as error:
+        raise fail(error) from None
+
+
 def main() -> None:
     try:
         app()

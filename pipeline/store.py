@@ -1,0 +1,121 @@
+"""Writes the audit to DuckDB (and Parquet on request); computes nothing of the audit itself.
+
+Results go to a file beside the final one and replace it atomically at the end, so
+an interrupted run leaves the last complete audit readable.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.ingest.quarantine import Quarantined
+
+DB_NAME = "audit.duckdb"
+MONEY = "DECIMAL(18,2)"
+
+TABLES: dict[str, str] = {
+    "hands": f"""
+        hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT, started_at TIMESTAMPTZ,
+        variant VARCHAR, currency VARCHAR, point_value {MONEY}, rake_rate DECIMAL(18,9),
+        rake_cap {MONEY}, n_players BIGINT, rake_total {MONEY}, recorded_rake_total {MONEY},
+        board_1 VARCHAR, board_2 VARCHAR, status VARCHAR, source VARCHAR""",
+    "players": f"""
+        hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack_start {MONEY}, add_on {MONEY},
+        timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},
+        stack_end {MONEY}, recorded_points BIGINT, recorded_won {MONEY},
+        recorded_rake {MONEY}, recorded_net {MONEY}, recorded_stack_end {MONEY}""",
+    "rows": """
+        hand_id VARCHAR, seat BIGINT, board BIGINT, "row" VARCHAR, cards VARCHAR,
+        value VARCHAR, category VARCHAR, label VARCHAR, joker_as VARCHAR[]""",
+    "settlements": f"""
+        hand_id VARCHAR, seat BIGINT, opponent BIGINT, points BIGINT, home_run VARCHAR,
+        amount {MONEY}""",
+    "sitting_out": f"""
+        hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack {MONEY}, reason VARCHAR""",
+    "divergences": """
+        hand_id VARCHAR, table_id VARCHAR, "check" VARCHAR, seat BIGINT, opponent BIGINT,
+        board BIGINT, "row" VARCHAR, expected VARCHAR, recorded VARCHAR, message VARCHAR""",
+    "quarantine": """
+        source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR""",
+    "runs": """
+        run_id VARCHAR, version VARCHAR, inputs VARCHAR[], started_at TIMESTAMPTZ,
+        finished_at TIMESTAMPTZ, records_read BIGINT, verified BIGINT, quarantined BIGINT,
+        hands_diverged BIGINT, divergences BIGINT, rake_total DECIMAL(18,2),
+        recorded_rake_total DECIMAL(18,2), seconds DOUBLE""",
+}
+
+
+class AuditStore:
+    """An audit database being written; `commit` publishes it, `discard` drops it."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.final = out_dir / DB_NAME
+        self.partial = out_dir / f".{DB_NAME}.{os.getpid()}.partial"
+        self.partial.unlink(missing_ok=True)
+        self.con = duckdb.connect(str(self.partial))
+        for name, columns in TABLES.items():
+            self.con.execute(f"CREATE TABLE {name} ({columns})")
+
+    def append(self, table_name: str, rows: pa.Table) -> None:
+        if rows.num_rows == 0:
+            return
+        self.con.register("incoming", rows)
+        try:
+            self.con.execute(f"INSERT INTO {table_name} BY NAME SELECT * FROM incoming")
+        finally:
+            self.con.unregister("incoming")
+
+    def quarantine(self, rows: list[Quarantined]) -> None:
+        if rows:
+            self.append(
+                "quarantine",
+                pa.table(
+                    {
+                        "source": [q.source for q in rows],
+                        "hand_id": pa.array([q.hand_id for q in rows], pa.string()),
+                        "check": [q.check.value for q in rows],
+                        "message": [q.message for q in rows],
+                        "raw": pa.array([q.raw for q in rows], pa.string()),
+                    }
+                ),
+            )
+
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        return self.con.execute(sql, list(params)).fetchall()
+
+    def commit(self, parquet: bool = False) -> Path:
+        """Sort for stable output, close, and atomically replace the previous audit."""
+        self.con.execute("CHECKPOINT")
+        if parquet:
+            self._write_parquet()
+        self.con.close()
+        os.replace(self.partial, self.final)
+        return self.final
+
+    def _write_parquet(self) -> None:
+        target = self.out_dir / "parquet"
+        staging = self.out_dir / f".parquet.{os.getpid()}.partial"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        for name in TABLES:
+            self.con.execute(f"COPY {name} TO '{staging / (name + '.parquet')}' (FORMAT parquet)")
+        old = self.out_dir / f".parquet.{os.getpid()}.old"
+        if target.exists():
+            target.rename(old)
+        staging.rename(target)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def discard(self) -> None:
+        try:
+            self.con.close()
+        finally:
+            self.partial.unlink(missing_ok=True)
+            Path(str(self.partial) + ".wal").unlink(missing_ok=True)
