@@ -1,16 +1,200 @@
-"""Table rules across hands (rules.md section 7), run over the stored hands of each table."""
+"""Table rules across hands (rules.md section 7), over each table's hands in hand_no order.
+
+They run as SQL on the stored audit, so a table's history is sorted and windowed
+by DuckDB out of core, whatever the order of lines and files in the input.
+Quarantined records whose JSON can still be read take part in the sequence (their
+table, hand number, players and stacks), so one bad record does not break the
+continuity of everything after it; a comparison across one says so.
+"""
 
 from __future__ import annotations
 
 from typing import Protocol
+
+from pipeline.rules import RULES
 
 
 class Store(Protocol):
     def query(self, sql: str, *params: object) -> list[tuple[object, ...]]: ...
 
 
+# Every appearance of a player at a table: the verified hands, and the players of
+# quarantined records as far as their JSON can be read.
+_APPEARANCES = """
+CREATE OR REPLACE TEMP TABLE appearances AS
+WITH quarantined AS (
+    SELECT hand_id, raw::JSON AS record
+    FROM quarantine
+    WHERE hand_id IS NOT NULL AND json_valid(raw)
+),
+quarantined_players AS (
+    SELECT q.hand_id,
+           json_extract_string(q.record, '$.table_id') AS table_id,
+           TRY_CAST(json_extract_string(q.record, '$.hand_no') AS BIGINT) AS hand_no,
+           unnest(json_extract(q.record, '$.players[*]')) AS player
+    FROM quarantined q
+)
+SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
+       p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
+       FALSE AS quarantined
+FROM players p JOIN hands h USING (hand_id)
+UNION ALL
+SELECT table_id, hand_no, hand_id, NULL, NULL,
+       json_extract_string(player, '$.player_id'),
+       TRY_CAST(json_extract_string(player, '$.seat') AS BIGINT),
+       TRY_CAST(json_extract_string(player, '$.stack_start') AS DECIMAL(18,2)),
+       coalesce(TRY_CAST(json_extract_string(player, '$.add_on') AS DECIMAL(18,2)), 0),
+       TRY_CAST(json_extract_string(player, '$.stack_end') AS DECIMAL(18,2)),
+       coalesce(TRY_CAST(json_extract_string(player, '$.timed_out') AS BOOLEAN), FALSE),
+       TRUE
+FROM quarantined_players
+WHERE table_id IS NOT NULL AND hand_no IS NOT NULL
+"""
+
+# The hands of each table in order, verified and quarantined, with the next one.
+_SEQUENCE = """
+CREATE OR REPLACE TEMP TABLE sequence AS
+SELECT table_id, hand_no, hand_id, quarantined,
+       lead(hand_id) OVER w AS next_hand_id,
+       lead(quarantined) OVER w AS next_quarantined
+FROM (SELECT DISTINCT table_id, hand_no, hand_id, quarantined FROM appearances)
+WINDOW w AS (PARTITION BY table_id ORDER BY hand_no, hand_id)
+"""
+
+_PREVIOUS = """
+CREATE OR REPLACE TEMP TABLE previous AS
+SELECT a.*,
+       lag(stack_end) OVER w AS previous_end,
+       lag(hand_id) OVER w AS previous_hand,
+       lag(quarantined) OVER w AS previous_quarantined
+FROM appearances a
+WINDOW w AS (PARTITION BY table_id, player_id ORDER BY hand_no, hand_id)
+"""
+
+
+def _insert(check: str, select: str) -> str:
+    return f"""
+    INSERT INTO divergences (hand_id, table_id, "check", seat, opponent, board, "row",
+                             expected, recorded, message)
+    SELECT hand_id, table_id, '{check}', seat, NULL, NULL, NULL, expected, recorded, message
+    FROM ({select})
+    """
+
+
+COVER = _insert("cover", f"""
+    SELECT h.hand_id, h.table_id, p.seat,
+           CAST({RULES.cover_points} * (h.n_players - 1) * h.point_value AS DECIMAL(18,2))::VARCHAR
+               AS expected,
+           p.stack_start::VARCHAR AS recorded,
+           format('seat {{}} ({{}}) started with {{}}, short of the {{}} needed to cover '
+                  '{RULES.cover_points} points against each of {{}} opponents',
+                  p.seat, p.player_id, p.stack_start,
+                  CAST({RULES.cover_points} * (h.n_players - 1) * h.point_value AS DECIMAL(18,2)),
+                  h.n_players - 1) AS message
+    FROM players p JOIN hands h USING (hand_id)
+    WHERE p.stack_start < {RULES.cover_points} * (h.n_players - 1) * h.point_value
+""")
+
+LARGEST_GROUP = _insert("largest_group", f"""
+    WITH short_hands AS (
+        SELECT DISTINCT hand_id FROM sitting_out WHERE reason = 'short'
+    ),
+    candidates AS (
+        SELECT h.hand_id, h.table_id, h.n_players, h.point_value, p.stack_start AS stack
+        FROM hands h JOIN short_hands USING (hand_id) JOIN players p USING (hand_id)
+        UNION ALL
+        SELECT h.hand_id, h.table_id, h.n_players, h.point_value, s.stack
+        FROM hands h JOIN sitting_out s USING (hand_id)
+        WHERE s.reason = 'short' AND s.stack >= {RULES.floor_points} * h.point_value
+    ),
+    groups AS (
+        SELECT c.hand_id, c.table_id, c.n_players, k.k,
+               count(*) FILTER (WHERE c.stack >= {RULES.cover_points} * (k.k - 1) * c.point_value)
+                   AS able
+        FROM candidates c
+        CROSS JOIN range({RULES.min_players}, {RULES.max_players + 1}) AS k(k)
+        GROUP BY ALL
+    ),
+    largest AS (
+        SELECT hand_id, table_id, n_players, max(k) AS k
+        FROM groups WHERE able >= k GROUP BY ALL
+    )
+    SELECT hand_id, table_id, NULL::BIGINT AS seat, k::VARCHAR AS expected,
+           n_players::VARCHAR AS recorded,
+           format('{{}} players were dealt, but {{}} of the seated players (short ones at or '
+                  'above the {RULES.floor_points}-point floor included) could cover a '
+                  'hand of {{}}', n_players, k, k) AS message
+    FROM largest WHERE n_players < k
+""")
+
+FLOOR = _insert("floor_60", f"""
+    SELECT hand_id, table_id, seat,
+           CAST({RULES.floor_points} * point_value AS DECIMAL(18,2))::VARCHAR AS expected,
+           stack_start::VARCHAR AS recorded,
+           format('seat {{}} ({{}}) ended hand {{}} with {{}}, below the {RULES.floor_points}-point '
+                  'floor of {{}}, and was dealt in again with {{}}', seat, player_id,
+                  previous_hand, previous_end,
+                  CAST({RULES.floor_points} * point_value AS DECIMAL(18,2)), stack_start)
+               AS message
+    FROM previous
+    WHERE NOT quarantined AND previous_end < {RULES.floor_points} * point_value
+      AND stack_start < {RULES.floor_points} * point_value
+""")
+
+TIMEOUT = _insert("timeout_sit_out", """
+    SELECT n.hand_id, n.table_id, n.seat, 'sat out' AS expected, 'dealt in' AS recorded,
+           format('seat {} ({}) timed out in hand {} and was dealt into the next hand',
+                  n.seat, n.player_id, a.hand_id) AS message
+    FROM appearances a
+    JOIN sequence s ON s.hand_id = a.hand_id AND s.table_id = a.table_id
+    JOIN appearances n ON n.hand_id = s.next_hand_id AND n.player_id = a.player_id
+    WHERE a.timed_out AND NOT n.quarantined
+""")
+
+CONTINUITY = _insert("continuity", """
+    SELECT hand_id, table_id, seat, (previous_end + add_on)::VARCHAR AS expected,
+           stack_start::VARCHAR AS recorded,
+           format('seat {} ({}) started with {}, but ended hand {} with {}{}{}', seat, player_id,
+                  stack_start, previous_hand, previous_end,
+                  CASE WHEN add_on <> 0 THEN format(' and added {}', add_on) ELSE '' END,
+                  CASE WHEN previous_quarantined
+                       THEN ' (that hand was quarantined; its recorded stacks were used)'
+                       ELSE '' END) AS message
+    FROM previous
+    WHERE NOT quarantined AND previous_end IS NOT NULL
+      AND stack_start <> previous_end + add_on
+""")
+
+HAND_NUMBERS = _insert("hand_no", """
+    WITH ordered AS (
+        SELECT hand_id, table_id, hand_no, started_at,
+               lag(hand_id) OVER w AS previous_hand,
+               lag(hand_no) OVER w AS previous_no,
+               max(started_at) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+                   AS latest_before
+        FROM hands
+        WINDOW w AS (PARTITION BY table_id ORDER BY hand_no, started_at, hand_id)
+    )
+    SELECT hand_id, table_id, NULL::BIGINT AS seat,
+           CASE WHEN hand_no = previous_no THEN 'a number of its own'
+                ELSE format('started after {}', latest_before) END AS expected,
+           CASE WHEN hand_no = previous_no THEN hand_no::VARCHAR
+                ELSE started_at::VARCHAR END AS recorded,
+           CASE WHEN hand_no = previous_no
+                THEN format('hand number {} is also that of hand {}', hand_no, previous_hand)
+                ELSE format('hand number {} started at {}, before an earlier-numbered hand '
+                            'of the table (started {})', hand_no, started_at, latest_before)
+           END AS message
+    FROM ordered
+    WHERE hand_no = previous_no OR started_at < latest_before
+""")
+
+
 def check_table_rules(store: Store) -> None:
     """Add divergences for cover, largest group, floor, timeouts, continuity and hand order."""
+    for sql in (_APPEARANCES, _SEQUENCE, _PREVIOUS, COVER, LARGEST_GROUP, FLOOR, TIMEOUT,
+                CONTINUITY, HAND_NUMBERS):
+        store.query(sql)
     store.query(
         "UPDATE hands SET status = 'diverged' WHERE hand_id IN (SELECT hand_id FROM divergences)"
     )
