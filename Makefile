@@ -14,8 +14,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Audit the bundled sample into ./audit/audit.duckdb (exit 1 means findings: expected here).
 demo: $(STAMP)
-	$(BIN)/handaudit evaluate fixtures/worked_hands.jsonl --limit 2
+	@$(BIN)/handaudit verify fixtures/sample_hands.jsonl --out audit || test $$? -eq 1
+	@echo
+	@echo "One hand, step by step (handaudit explain T203000-000023):"
+	@$(BIN)/handaudit explain T203000-000023 --db audit/audit.duckdb
 
 lint: $(STAMP)
 	$(BIN)/ruff check pipeline tests scripts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,12 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     ]
     line.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return line
+
+
+def _rate_text(rate: Decimal) -> str:
+    """0.10 rather than 0.100000000 or 0.1; 0.045 as it is."""
+    exact = rate.normalize()
+    return str(exact if -exact.as_tuple().exponent > 2 else rate.quantize(Decimal("0.01")))  # type: ignore[operator]
 
 
 def explain(db: Path, hand_id: str) -> str:
@@ -64,7 +71,7 @@ def explain(db: Path, hand_id: str) -> str:
             source,
         ) = hand
         out = [
-            f"### {hand_id} ({variant}, {point_value} per point, rake {rate.normalize()} "
+            f"### {hand_id} ({variant}, {point_value} per point, rake {_rate_text(rate)} "
             f"capped at {cap})",
             f"table {table_id}, hand {hand_no}, {started:%Y-%m-%d %H:%M:%S} UTC, from {source}",
             "",

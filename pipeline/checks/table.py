@@ -25,7 +25,8 @@ CREATE OR REPLACE TEMP TABLE appearances AS
 WITH quarantined AS (
     SELECT hand_id, raw::JSON AS record
     FROM quarantine
-    WHERE hand_id IS NOT NULL AND json_valid(raw)
+    WHERE hand_id IS NOT NULL AND json_valid(raw) AND "check" <> 'duplicate_hand'
+      AND hand_id NOT IN (SELECT hand_id FROM hands)
 ),
 quarantined_players AS (
     SELECT q.hand_id,
@@ -78,24 +79,31 @@ def _insert(check: str, select: str) -> str:
                              expected, recorded, message)
     SELECT hand_id, table_id, '{check}', seat, NULL, NULL, NULL, expected, recorded, message
     FROM ({select})
+    ORDER BY table_id, hand_id, seat NULLS FIRST, message
     """
 
 
-COVER = _insert("cover", f"""
+COVER = _insert(
+    "cover",
+    f"""
     SELECT h.hand_id, h.table_id, p.seat,
            CAST({RULES.cover_points} * (h.n_players - 1) * h.point_value AS DECIMAL(18,2))::VARCHAR
                AS expected,
            p.stack_start::VARCHAR AS recorded,
            format('seat {{}} ({{}}) started with {{}}, short of the {{}} needed to cover '
                   '{RULES.cover_points} points against each of {{}} opponents',
-                  p.seat, p.player_id, p.stack_start,
-                  CAST({RULES.cover_points} * (h.n_players - 1) * h.point_value AS DECIMAL(18,2)),
+                  p.seat, p.player_id, p.stack_start::VARCHAR,
+                  CAST({RULES.cover_points} * (h.n_players - 1) * h.point_value
+                       AS DECIMAL(18,2))::VARCHAR,
                   h.n_players - 1) AS message
     FROM players p JOIN hands h USING (hand_id)
     WHERE p.stack_start < {RULES.cover_points} * (h.n_players - 1) * h.point_value
-""")
+""",
+)
 
-LARGEST_GROUP = _insert("largest_group", f"""
+LARGEST_GROUP = _insert(
+    "largest_group",
+    f"""
     WITH short_hands AS (
         SELECT DISTINCT hand_id FROM sitting_out WHERE reason = 'short'
     ),
@@ -125,23 +133,30 @@ LARGEST_GROUP = _insert("largest_group", f"""
                   'above the {RULES.floor_points}-point floor included) could cover a '
                   'hand of {{}}', n_players, k, k) AS message
     FROM largest WHERE n_players < k
-""")
+""",
+)
 
-FLOOR = _insert("floor_60", f"""
+FLOOR = _insert(
+    "floor_60",
+    f"""
     SELECT hand_id, table_id, seat,
            CAST({RULES.floor_points} * point_value AS DECIMAL(18,2))::VARCHAR AS expected,
            stack_start::VARCHAR AS recorded,
-           format('seat {{}} ({{}}) ended hand {{}} with {{}}, below the {RULES.floor_points}-point '
-                  'floor of {{}}, and was dealt in again with {{}}', seat, player_id,
-                  previous_hand, previous_end,
-                  CAST({RULES.floor_points} * point_value AS DECIMAL(18,2)), stack_start)
-               AS message
+           format('seat {{}} ({{}}) ended hand {{}} with {{}}, below the '
+                  '{RULES.floor_points}-point floor of {{}}, and was dealt in again with {{}}',
+                  seat, player_id,
+                  previous_hand, previous_end::VARCHAR,
+                  CAST({RULES.floor_points} * point_value AS DECIMAL(18,2))::VARCHAR,
+                  stack_start::VARCHAR) AS message
     FROM previous
     WHERE NOT quarantined AND previous_end < {RULES.floor_points} * point_value
       AND stack_start < {RULES.floor_points} * point_value
-""")
+""",
+)
 
-TIMEOUT = _insert("timeout_sit_out", """
+TIMEOUT = _insert(
+    "timeout_sit_out",
+    """
     SELECT n.hand_id, n.table_id, n.seat, 'sat out' AS expected, 'dealt in' AS recorded,
            format('seat {} ({}) timed out in hand {} and was dealt into the next hand',
                   n.seat, n.player_id, a.hand_id) AS message
@@ -149,23 +164,30 @@ TIMEOUT = _insert("timeout_sit_out", """
     JOIN sequence s ON s.hand_id = a.hand_id AND s.table_id = a.table_id
     JOIN appearances n ON n.hand_id = s.next_hand_id AND n.player_id = a.player_id
     WHERE a.timed_out AND NOT n.quarantined
-""")
+""",
+)
 
-CONTINUITY = _insert("continuity", """
+CONTINUITY = _insert(
+    "continuity",
+    """
     SELECT hand_id, table_id, seat, (previous_end + add_on)::VARCHAR AS expected,
            stack_start::VARCHAR AS recorded,
            format('seat {} ({}) started with {}, but ended hand {} with {}{}{}', seat, player_id,
-                  stack_start, previous_hand, previous_end,
-                  CASE WHEN add_on <> 0 THEN format(' and added {}', add_on) ELSE '' END,
+                  stack_start::VARCHAR, previous_hand, previous_end::VARCHAR,
+                  CASE WHEN add_on <> 0 THEN format(' and added {}', add_on::VARCHAR)
+                       ELSE '' END,
                   CASE WHEN previous_quarantined
                        THEN ' (that hand was quarantined; its recorded stacks were used)'
                        ELSE '' END) AS message
     FROM previous
     WHERE NOT quarantined AND previous_end IS NOT NULL
       AND stack_start <> previous_end + add_on
-""")
+""",
+)
 
-HAND_NUMBERS = _insert("hand_no", """
+HAND_NUMBERS = _insert(
+    "hand_no",
+    """
     WITH ordered AS (
         SELECT hand_id, table_id, hand_no, started_at,
                lag(hand_id) OVER w AS previous_hand,
@@ -187,13 +209,23 @@ HAND_NUMBERS = _insert("hand_no", """
            END AS message
     FROM ordered
     WHERE hand_no = previous_no OR started_at < latest_before
-""")
+""",
+)
 
 
 def check_table_rules(store: Store) -> None:
     """Add divergences for cover, largest group, floor, timeouts, continuity and hand order."""
-    for sql in (_APPEARANCES, _SEQUENCE, _PREVIOUS, COVER, LARGEST_GROUP, FLOOR, TIMEOUT,
-                CONTINUITY, HAND_NUMBERS):
+    for sql in (
+        _APPEARANCES,
+        _SEQUENCE,
+        _PREVIOUS,
+        COVER,
+        LARGEST_GROUP,
+        FLOOR,
+        TIMEOUT,
+        CONTINUITY,
+        HAND_NUMBERS,
+    ):
         store.query(sql)
     store.query(
         "UPDATE hands SET status = 'diverged' WHERE hand_id IN (SELECT hand_id FROM divergences)"

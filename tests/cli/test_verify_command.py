@@ -1,0 +1,109 @@
+"""`handaudit verify` and `explain` as a user runs them: exit codes, files, words not tracebacks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from tests.cli.test_evaluate_command import handaudit
+from tests.conftest import ROOT, SHARED_EXAMPLES
+
+WORKED = ROOT / "fixtures" / "worked_hands.jsonl"
+
+
+def test_clean_input_exits_0_and_prints_the_summary(tmp_path: Path) -> None:
+    result = handaudit(
+        "verify", str(SHARED_EXAMPLES / "clean" / "hands.jsonl"), "--out", str(tmp_path)
+    )
+    assert result.returncode == 0, result.stderr
+    assert "records read            400" in result.stdout
+    assert "nothing diverged" in result.stdout
+    assert (tmp_path / "audit.duckdb").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["audit.duckdb"]  # nothing partial left
+
+
+def test_findings_exit_1_and_missing_input_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(WORKED.read_text().replace('"rake_total": "0.02"', '"rake_total": "0.03"', 1))
+    result = handaudit("verify", str(bad), "--out", str(tmp_path / "a"))
+    assert result.returncode == 1
+    assert "rake_total" in result.stdout
+    missing = handaudit("verify", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "b"))
+    assert missing.returncode == 2
+    assert "does not exist" in missing.stderr and "Traceback" not in missing.stderr
+    assert not (tmp_path / "b" / "audit.duckdb").exists()
+
+
+def test_rerun_replaces_and_gives_the_same_rows(tmp_path: Path) -> None:
+    def rows() -> list[tuple[object, ...]]:
+        with duckdb.connect(str(tmp_path / "audit.duckdb"), read_only=True) as con:
+            return [
+                tuple(r)
+                for t in ("hands", "players", "rows", "settlements", "divergences")
+                for r in con.execute(f"SELECT * FROM {t}").fetchall()
+            ]
+
+    source = str(SHARED_EXAMPLES / "faults" / "hands.jsonl")
+    handaudit("verify", source, "--out", str(tmp_path))
+    first = rows()
+    handaudit("verify", source, "--out", str(tmp_path))
+    assert rows() == first
+
+
+def test_parquet_tables_beside_the_database(tmp_path: Path) -> None:
+    result = handaudit("verify", str(WORKED), "--out", str(tmp_path), "--parquet")
+    assert result.returncode in (0, 1), result.stderr
+    names = sorted(p.name for p in (tmp_path / "parquet").iterdir())
+    assert {
+        "hands.parquet",
+        "players.parquet",
+        "rows.parquet",
+        "divergences.parquet",
+        "quarantine.parquet",
+        "runs.parquet",
+        "settlements.parquet",
+    } <= set(names)
+
+
+def test_interrupted_run_keeps_the_previous_audit(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert handaudit("verify", str(WORKED), "--out", str(out)).returncode in (0, 1)
+    before = (out / "audit.duckdb").read_bytes()
+    big = tmp_path / "big.jsonl"
+    line = WORKED.read_text().splitlines()[0]
+    with big.open("w") as f:
+        for i in range(20000):
+            f.write(line.replace("T404000-000001", f"H{i}") + "\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "verify", str(big), "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    if proc.returncode == 130:
+        assert "interrupted" in stderr and "Traceback" not in stderr
+        assert (out / "audit.duckdb").read_bytes() == before
+    assert not [p for p in os.listdir(out) if "partial" in p]
+
+
+def test_explain_walks_through_a_hand(tmp_path: Path) -> None:
+    handaudit("verify", str(SHARED_EXAMPLES / "faults" / "hands.jsonl"), "--out", str(tmp_path))
+    db = str(tmp_path / "audit.duckdb")
+    result = handaudit("explain", "T203000-000023", "--db", db)
+    assert result.returncode == 0, result.stderr
+    assert "Board 1:" in result.stdout and "| seat | opponent | points |" in result.stdout
+    assert "joker_as:" in result.stdout
+    quarantined = handaudit("explain", "T203001-000019", "--db", db)
+    assert "was quarantined" in quarantined.stdout and "'1h'" in quarantined.stdout
+    unknown = handaudit("explain", "nope", "--db", db)
+    assert unknown.returncode == 2 and "not in" in unknown.stderr
