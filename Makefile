@@ -16,10 +16,20 @@ install: $(STAMP)
 
 # Audit the bundled sample into ./audit/audit.duckdb (exit 1 means findings: expected here).
 demo: $(STAMP)
-	@$(BIN)/handaudit verify fixtures/sample_hands.jsonl --out audit || test $$? -eq 1
+	@$(BIN)/handaudit verify fixtures/sample/hands.jsonl.gz --out audit || test $$? -eq 1
 	@echo
-	@echo "One hand, step by step (handaudit explain T203000-000023):"
-	@$(BIN)/handaudit explain T203000-000023 --db audit/audit.duckdb
+	@echo "Top divergences:"
+	@$(BIN)/python -c "import duckdb; c = duckdb.connect('audit/audit.duckdb', read_only=True); \
+	[print(f'  {h}  {k:<14} {m}') for h, k, m in c.execute('SELECT hand_id, \"check\", message \
+	FROM divergences ORDER BY hand_id LIMIT 8').fetchall()]"
+	@echo
+	@echo "One hand, step by step (handaudit explain G00001-000001):"
+	@$(BIN)/handaudit explain G00001-000001 --db audit/audit.duckdb
+
+# Regenerate the bundled sample (same seed, same bytes).
+sample: $(STAMP)
+	$(BIN)/handaudit generate --tables 6 --hands 400 --seed 7 --faults 0.05 --out fixtures/sample/hands.jsonl.gz
+	$(BIN)/handaudit generate --tables 6 --hands 400 --seed 7 --faults 0.05 --format parquet --out fixtures/sample/hands.parquet
 
 lint: $(STAMP)
 	$(BIN)/ruff check pipeline tests scripts

@@ -104,6 +104,46 @@ def explain_command(
         raise fail(error) from None
 
 
+@app.command("generate")
+def generate_command(
+    out: Annotated[Path, typer.Option("--out", help="The file to write (its faults.json beside).")],
+    tables: Annotated[int, typer.Option("--tables", min=1, help="How many tables.")] = 8,
+    hands: Annotated[int, typer.Option("--hands", min=1, help="Hands per table.")] = 50,
+    seed: Annotated[int, typer.Option("--seed", help="Same seed, same output.")] = 1,
+    jokers: Annotated[
+        float,
+        typer.Option(
+            "--jokers", min=0.0, max=1.0, help="Share of tables playing Taiwanese Jokers."
+        ),
+    ] = 0.5,
+    faults: Annotated[
+        float,
+        typer.Option("--faults", min=0.0, max=1.0, help="Share of hands given a listed fault."),
+    ] = 0.0,
+    fmt: Annotated[str, typer.Option("--format", help="jsonl, json or parquet.")] = "jsonl",
+) -> None:
+    """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
+    from pipeline.generate.run import FORMATS, generate
+    from pipeline.progress import Progress
+
+    if fmt not in FORMATS:
+        raise fail(AuditError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}."))
+    result = generate(
+        out,
+        tables=tables,
+        hands=hands,
+        seed=seed,
+        jokers=jokers,
+        fault_rate=faults,
+        fmt=fmt,
+        progress=Progress(),
+    )
+    listed = (
+        f"; {result.faults} faults listed in {result.faults_path}" if result.faults_path else ""
+    )
+    typer.echo(f"wrote {result.hands:,} hands to {result.path}{listed}", err=True)
+
+
 def main() -> None:
     try:
         app()

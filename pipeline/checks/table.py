@@ -188,13 +188,21 @@ CONTINUITY = _insert(
 HAND_NUMBERS = _insert(
     "hand_no",
     """
-    WITH ordered AS (
-        SELECT hand_id, table_id, hand_no, started_at,
+    WITH numbered AS (  -- verified hands, and quarantined ones whose number can be read
+        SELECT hand_id, table_id, hand_no, started_at, FALSE AS quarantined FROM hands
+        UNION ALL
+        SELECT q.hand_id, s.table_id, s.hand_no,
+               TRY_CAST(json_extract_string(q.raw, '$.started_at') AS TIMESTAMPTZ), TRUE
+        FROM quarantine q JOIN (SELECT DISTINCT hand_id, table_id, hand_no FROM sequence
+                                WHERE quarantined) s USING (hand_id)
+    ),
+    ordered AS (
+        SELECT hand_id, table_id, hand_no, started_at, quarantined,
                lag(hand_id) OVER w AS previous_hand,
                lag(hand_no) OVER w AS previous_no,
                max(started_at) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
                    AS latest_before
-        FROM hands
+        FROM numbered
         WINDOW w AS (PARTITION BY table_id ORDER BY hand_no, started_at, hand_id)
     )
     SELECT hand_id, table_id, NULL::BIGINT AS seat,

@@ -1,0 +1,152 @@
+"""A table simulation that follows rules.md section 7, stepping every table one hand at a time.
+
+All tables advance together: each step is array work over tables and seats
+(arrivals, add-ons, the largest group that can cover, the deal, settings, the
+settlement by the project's own engine), never a Python loop over players.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.cards import JOKER
+from pipeline.rules import RULES
+
+SEATS = 6
+POINT_VALUES = np.array([10, 25, 50, 100, 200, 500])  # cents per point
+RAKE_RATES = np.array([30_000_000, 50_000_000, 100_000_000])  # billionths
+Ints = npt.NDArray[np.int64]
+Flags = npt.NDArray[np.bool_]
+
+
+@dataclass
+class Tables:
+    """The state of every table between hands."""
+
+    table_id: list[str]
+    point_value: Ints
+    rake_rate: Ints
+    rake_cap: Ints
+    jokers: Flags
+    occupied: npt.NDArray[np.bool_]  # (tables, seats)
+    serial: Ints  # (tables, seats): how many players have sat in the seat
+    stack: Ints  # (tables, seats) cents
+    pending_add_on: Ints  # (tables, seats) cents added since the player's last hand
+    timed_out: npt.NDArray[np.bool_]  # (tables, seats) in the table's last hand
+    hand_no: Ints
+    clock: Ints  # seconds since the epoch
+    started: Flags = field(default_factory=lambda: np.zeros(0, bool))
+
+    @classmethod
+    def open(
+        cls, rng: np.random.Generator, n: int, joker_share: float, first_id: int = 1
+    ) -> Tables:
+        point_value = rng.choice(POINT_VALUES, n)
+        occupied = rng.random((n, SEATS)) < 0.8
+        occupied[:, :2] = True
+        return cls(
+            table_id=[f"G{first_id + i:05d}" for i in range(n)],
+            point_value=point_value,
+            rake_rate=rng.choice(RAKE_RATES, n),
+            rake_cap=point_value * rng.choice(np.array([2, 4, 6, 10]), n),
+            jokers=rng.random(n) < joker_share,
+            occupied=occupied,
+            serial=np.zeros((n, SEATS), np.int64),
+            stack=np.where(occupied, buy_in(rng, point_value, (n, SEATS)), 0),
+            pending_add_on=np.zeros((n, SEATS), np.int64),
+            timed_out=np.zeros((n, SEATS), bool),
+            hand_no=np.zeros(n, np.int64),
+            clock=1_795_000_000 + rng.integers(0, 30 * 86400, n),
+        )
+
+    def player_id(self, table: int, seat: int) -> str:
+        serial = int(self.serial[table, seat])
+        base = f"{self.table_id[table]}-p{seat + 1}"
+        return base if serial == 0 else f"{base}-{serial}"
+
+
+def buy_in(rng: np.random.Generator, point_value: Ints, shape: tuple[int, ...]) -> Ints:
+    """A buy-in of 60 to 300 points, in whole cents."""
+    pv = np.broadcast_to(point_value[:, None] if len(shape) == 2 else point_value, shape)
+    return (rng.integers(RULES.floor_points, 300, shape) * pv).astype(np.int64)
+
+
+def seat_changes(rng: np.random.Generator, t: Tables) -> None:
+    """Players leave (busted players more often), new ones sit down, short ones top up."""
+    floor = RULES.floor_points * t.point_value[:, None]
+    below = t.occupied & (t.stack < floor)
+    leave = t.occupied & (
+        (rng.random(t.stack.shape) < 0.02) | (below & (rng.random(t.stack.shape) < 0.3))
+    )
+    t.occupied &= ~leave
+    t.stack[leave] = 0
+    t.pending_add_on[leave] = 0
+    t.timed_out[leave] = False
+    arrive = ~t.occupied & (rng.random(t.stack.shape) < 0.25)
+    t.serial[arrive] += 1
+    t.occupied |= arrive
+    t.stack = np.where(arrive, buy_in(rng, t.point_value, t.stack.shape), t.stack)
+    # Short players top up to between 60 and 200 points now and then.
+    below = t.occupied & (t.stack < floor)
+    top_up = below & (rng.random(t.stack.shape) < 0.5)
+    target = rng.integers(RULES.floor_points, 200, t.stack.shape) * t.point_value[:, None]
+    add = np.where(top_up, target - t.stack, 0)
+    t.stack += add
+    t.pending_add_on += add
+
+
+def largest_group(stack: Ints, candidate: npt.NDArray[np.bool_], point_value: Ints) -> Ints:
+    """Per table, the largest k (at most 6) such that k candidates can cover k players."""
+    k_best = np.zeros(len(stack), np.int64)
+    for k in range(RULES.min_players, RULES.max_players + 1):
+        need = RULES.cover_points * (k - 1) * point_value[:, None]
+        able = (candidate & (stack >= need)).sum(axis=1)
+        k_best = np.where(able >= k, k, k_best)
+    return k_best
+
+
+def choose_dealt(stack: Ints, candidate: npt.NDArray[np.bool_], k: Ints) -> npt.NDArray[np.bool_]:
+    """The k candidates with the largest stacks (ties: lower seat)."""
+    key = np.where(candidate, stack, -1).astype(np.float64) - np.arange(SEATS) * 1e-3
+    rank = np.argsort(np.argsort(-key, axis=1), axis=1)
+    return candidate & (rank < k[:, None])
+
+
+def deal(
+    rng: np.random.Generator, jokers: Flags
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """Boards (tables, 2, 5) from the standard cards, and 7 cards for each of the six seats."""
+    n = len(jokers)
+    order = np.argsort(rng.random((n, 52)), axis=1).astype(np.int8)
+    boards = order[:, :10].reshape(n, 2, 5)
+    rest = np.concatenate([order[:, 10:], np.full((n, 2), JOKER, np.int8)], axis=1)
+    # Without jokers the two extra slots sort last and are never dealt (42 cards are).
+    weight = rng.random(rest.shape)
+    weight[~jokers, 42:] = 2.0
+    hands = np.take_along_axis(rest, np.argsort(weight, axis=1), axis=1)[:, :42]
+    return boards, hands.reshape(n, SEATS, 7)
+
+
+def settings_for(
+    rng: np.random.Generator, cards: npt.NDArray[np.int8]
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """Settings players might make: cards by strength, then one of three habits.
+
+    Most put the best card on top and the next two in the middle; some keep the
+    strongest four for the Omaha bottom and play their two lowest in the middle;
+    a few split at random.
+    """
+    shape = cards.shape[:-1]
+    strength = np.where(cards == JOKER, 99, cards // 4 * 4 + cards % 4)
+    noise = rng.random(cards.shape) * 0.5
+    habit = rng.random(shape)
+    key = np.where((habit > 0.9)[..., None], rng.random(cards.shape), -strength - noise)
+    ordered = np.take_along_axis(cards, np.argsort(key, axis=-1), axis=-1)
+    bottom_heavy = (habit > 0.65) & (habit <= 0.9)
+    top = ordered[..., :1]
+    middle = np.where(bottom_heavy[..., None], ordered[..., 5:7], ordered[..., 1:3])
+    bottom = np.where(bottom_heavy[..., None], ordered[..., 1:5], ordered[..., 3:7])
+    return top, middle, bottom
