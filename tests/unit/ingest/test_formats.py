@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.ingest.decode import decode_lines, schema
+from pipeline.ingest.quarantine import Check
 from pipeline.ingest.sources import read_blocks
 from tests.conftest import ROOT, SHARED_EXAMPLES, load_examples
 from tests.unit.ingest.helpers import ingest
@@ -81,16 +82,7 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
 
 def test_the_input_faults_of_the_examples_are_quarantined() -> None:
     faults = json.loads((SHARED_EXAMPLES / "faults" / "faults.json").read_text())
-    input_checks = {
-        "schema",
-        "card",
-        "duplicate_card",
-        "joker",
-        "setting",
-        "players",
-        "duplicate_hand",
-        "unreadable",
-    }
+    input_checks = {check.value for check in Check}  # every quarantine check
     want = {(f["hand_id"], f["check"]) for f in faults if f["check"] in input_checks}
     _, rejects, accounting = ingest(SHARED_EXAMPLES / "faults" / "hands.jsonl")
     assert {(q.hand_id, q.check.value) for q in rejects} == want
