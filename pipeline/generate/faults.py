@@ -124,7 +124,7 @@ def spoil(
             p["top"] = ["1h"]
         case "duplicate_card":
             other = players[(players.index(p) + 1) % len(players)]
-            p["top"] = [other["bottom"][0]]
+            p["top"] = [next(c for c in other["bottom"] + other["middle"] if c != "JK")]
             p["cards"] = p["top"] + p["middle"] + p["bottom"]
         case "joker":
             hand["boards"][1][0] = "JK"

@@ -56,6 +56,7 @@ def simulate(
     t = Tables.open(rng, n_tables, joker_share)
     variant = TAIWANESE_JOKERS
     idle = np.zeros(n_tables, np.int64)
+    waiting_fault = np.full(n_tables, -1, np.int64)
     while (t.hand_no < hands_per_table).any():
         seat_changes(rng, t)
         floor = RULES.floor_points * t.point_value[:, None]
@@ -75,7 +76,14 @@ def simulate(
             rng.integers(0, len(_ALL_FAULTS), n_tables),
             -1,
         )
+        # Dealing faults wait at their table until it offers the player they need (a
+        # player short of the floor is rare at any one hand).
+        waiting = active & (fault < 0) & (waiting_fault >= 0)
+        fault[waiting] = waiting_fault[waiting]
+        drawn = fault.copy()
         dealt, fault = _dealing_faults(rng, t, dealt, candidate, fault)
+        dealing = drawn >= len(faults.RECORD_FAULTS)
+        waiting_fault = np.where(dealing & (fault < 0), drawn, np.where(dealing, -1, waiting_fault))
         tables = np.flatnonzero(active)
         if tables.size == 0:
             continue
