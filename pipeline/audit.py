@@ -21,7 +21,7 @@ from pipeline.evaluator.values import Category
 from pipeline.ingest.batch import HandBatch
 from pipeline.ingest.columns import decimals
 from pipeline.money import settle
-from pipeline.scoring import HOME_RUN_OPPONENT, HOME_RUN_SEAT, player_points, score_pairs, sum_by
+from pipeline.scoring import HOME_RUN_NAMES, player_points, score_pairs, sum_by
 from pipeline.showdown import showdown
 from pipeline.variant import TAIWANESE_JOKERS, Variant
 
@@ -119,22 +119,10 @@ def audit_batch(batch: HandBatch, variant: Variant = TAIWANESE_JOKERS) -> BatchA
                 "opponent": players.seat[pairs.b],
                 "points": pairs.points,
                 "home_run": pa.array(
-                    np.select(
-                        [pairs.home_run == HOME_RUN_SEAT, pairs.home_run == HOME_RUN_OPPONENT],
-                        ["seat", "opponent"],
-                        "",
-                    )
-                ).cast(pa.string()),
+                    np.array(HOME_RUN_NAMES, dtype=object)[pairs.home_run], pa.string()
+                ),
                 "amount": decimals(money.amount),
             }
-        ).set_column(
-            4,
-            "home_run",
-            pc.if_else(
-                pa.array(pairs.home_run == 0),
-                pa.scalar(None, pa.string()),
-                pa.array(np.select([pairs.home_run == HOME_RUN_SEAT], ["seat"], "opponent")),
-            ),
         ),
         sitting_out=pa.table(
             {

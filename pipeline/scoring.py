@@ -17,6 +17,7 @@ from pipeline.variant import Variant
 Ints = npt.NDArray[np.int64]
 
 HOME_RUN_NONE, HOME_RUN_SEAT, HOME_RUN_OPPONENT = 0, 1, 2
+HOME_RUN_NAMES = (None, "seat", "opponent")  # as recorded, by code
 
 
 @dataclass(frozen=True)

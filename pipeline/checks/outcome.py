@@ -17,12 +17,15 @@ from pipeline.evaluator import evaluate, parse_value, read_boards, value_text
 from pipeline.ingest.batch import ROW_NAMES, HandBatch
 from pipeline.ingest.columns import children, lengths, money_text
 from pipeline.money import Settlement
-from pipeline.scoring import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, Pairs, sum_by
+from pipeline.scoring import HOME_RUN_NAMES, Pairs, sum_by
 from pipeline.showdown import Showdown
 from pipeline.variant import Variant
 
 Ints = npt.NDArray[np.int64]
-HOME_RUN_TEXT = {HOME_RUN_NONE: "none", HOME_RUN_SEAT: "seat", HOME_RUN_OPPONENT: "opponent"}
+
+
+def _home_run_text(code: int) -> str:
+    return HOME_RUN_NAMES[code] or "none"
 
 
 def check_outcomes(
@@ -178,7 +181,7 @@ def _pair_settlements(
     r = np.flatnonzero(found)
     for check, ours, theirs, show in (
         (Check.pair_points, pairs.points[k], rec.points[r], str),
-        (Check.home_run, pairs.home_run[k], rec.home_run[r], HOME_RUN_TEXT.__getitem__),
+        (Check.home_run, pairs.home_run[k], rec.home_run[r], _home_run_text),
         (Check.pair_amount, money.amount[k], rec.amount[r], money_text),
     ):
         for i in np.flatnonzero(ours != theirs):

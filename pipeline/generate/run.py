@@ -31,7 +31,7 @@ from pipeline.ingest.columns import money_text
 from pipeline.money import settle
 from pipeline.progress import Progress
 from pipeline.rules import RULES
-from pipeline.scoring import HOME_RUN_OPPONENT, HOME_RUN_SEAT, player_points, score_pairs
+from pipeline.scoring import HOME_RUN_NAMES, player_points, score_pairs
 from pipeline.showdown import showdown
 from pipeline.variant import TAIWANESE_JOKERS
 
@@ -144,9 +144,7 @@ def simulate(
                     "seat": int(seat[pairs.a[i]] + 1),
                     "opponent": int(seat[pairs.b[i]] + 1),
                     "points": int(pairs.points[i]),
-                    "home_run": {HOME_RUN_SEAT: "seat", HOME_RUN_OPPONENT: "opponent"}.get(
-                        int(pairs.home_run[i])
-                    ),
+                    "home_run": HOME_RUN_NAMES[int(pairs.home_run[i])],
                     "amount": money_text(int(money.amount[i])),
                 }
                 for i in range(plo, phi)

@@ -17,9 +17,7 @@ Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
 Flags = npt.NDArray[np.bool_]
 
-RATE_ONE = 10**9  # rake_rate is held in billionths
 ROW_NAMES = ("top", "middle", "bottom")
-HOME_RUN_CODES = {None: 0, "seat": 1, "opponent": 2}
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,7 @@ class Settlements:
     seat: Ints
     opponent: Ints
     points: Ints
-    home_run: Ints  # HOME_RUN_CODES
+    home_run: Ints  # a code of pipeline.scoring (index into HOME_RUN_NAMES)
     amount: Ints
 
 

@@ -29,6 +29,7 @@ from pipeline.ingest.columns import children, field, ints, is_null, lengths, uns
 from pipeline.ingest.decode import Decoded, schema_message
 from pipeline.ingest.quarantine import Check, Quarantined, raw_text
 from pipeline.ingest.schema import Exactly, Hand, to_timestamp
+from pipeline.scoring import HOME_RUN_NAMES
 
 Flags = npt.NDArray[np.bool_]
 ROW_SIZES = {"top": 1, "middle": 2, "bottom": 4}
@@ -429,7 +430,6 @@ def to_batch(
     settlements, settled_hand = children(table["settlements"])
     sitting, sitting_hand = children(table["sitting_out"])
     rows, row_player = children(field(players, "rows"))
-    home_run = pc.fill_null(field(settlements, "home_run"), "").to_pylist()
     return hb.HandBatch(
         hands=hb.Hands(
             hand_id=table["hand_id"].combine_chunks(),
@@ -478,7 +478,11 @@ def to_batch(
             seat=ints(field(settlements, "seat")),
             opponent=ints(field(settlements, "opponent")),
             points=ints(field(settlements, "points")),
-            home_run=np.array([hb.HOME_RUN_CODES[h or None] for h in home_run], dtype=np.int64),
+            home_run=ints(
+                pc.index_in(field(settlements, "home_run"), value_set=pa.array(HOME_RUN_NAMES[1:])),
+                -1,
+            )
+            + 1,
             amount=unscaled(field(settlements, "amount")),
         ),
         sitting_out=hb.SittingOut(
