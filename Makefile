@@ -23,6 +23,8 @@ demo: $(STAMP)
 	[print(f'  {h}  {k:<14} {m}') for h, k, m in c.execute('SELECT hand_id, \"check\", message \
 	FROM divergences ORDER BY hand_id LIMIT 8').fetchall()]"
 	@echo
+	@$(BIN)/handaudit report divergence_summary --db audit/audit.duckdb
+	@echo
 	@echo "One hand, step by step (handaudit explain G00001-000001):"
 	@$(BIN)/handaudit explain G00001-000001 --db audit/audit.duckdb
 

@@ -77,6 +77,7 @@ def audit_batch(batch: HandBatch, variant: Variant = TAIWANESE_JOKERS) -> BatchA
                 "table_id": hands.table_id,
                 "hand_no": hands.hand_no,
                 "started_at": pa.array(hands.started_at, pa.timestamp("us", tz="UTC")),
+                "day": pa.array((hands.started_at // 86_400_000_000).astype(np.int32), pa.date32()),
                 "variant": hands.variant,
                 "currency": hands.currency,
                 "point_value": decimals(hands.point_value),

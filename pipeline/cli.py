@@ -144,6 +144,64 @@ def generate_command(
     typer.echo(f"wrote {result.hands:,} hands to {result.path}{listed}", err=True)
 
 
+@app.command("report")
+def report_command(
+    name: Annotated[str | None, typer.Argument(help="The report (see --list), or 'audit'.")] = None,
+    db: Annotated[Path, typer.Option("--db", help="The audit database.")] = Path(
+        "audit/audit.duckdb"
+    ),
+    from_day: Annotated[
+        str | None, typer.Option("--from", help="First UTC day, YYYY-MM-DD.")
+    ] = None,
+    to_day: Annotated[str | None, typer.Option("--to", help="Last UTC day, YYYY-MM-DD.")] = None,
+    table: Annotated[str | None, typer.Option("--table", help="Only this table.")] = None,
+    player: Annotated[str | None, typer.Option("--player", help="Only this player.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, csv, json or parquet.")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", help="Write here, not stdout.")] = None,
+    html_file: Annotated[
+        Path | None,
+        typer.Option("--html", help="With 'audit': write the offline HTML audit report here."),
+    ] = None,
+    list_reports: Annotated[bool, typer.Option("--list", help="Name every report.")] = False,
+) -> None:
+    """Run a named SQL report from sql/, or write the HTML audit report."""
+    from datetime import date
+
+    from pipeline import reports
+
+    try:
+        if list_reports or name is None:
+            for spec in reports.catalog().values():
+                typer.echo(f"{spec.name:<22} {spec.title}: {spec.question}")
+            typer.echo(f"{'audit':<22} The audit at a glance, as one offline HTML file (--html)")
+            return
+        if name == "audit":
+            from pipeline.html_report import audit_report
+
+            if html_file is None:
+                raise reports.ReportError("The audit report is HTML: give --html FILE.")
+            audit_report(db, html_file)
+            typer.echo(f"wrote {html_file}", err=True)
+            return
+        try:
+            filters = reports.Filters(
+                date.fromisoformat(from_day) if from_day else None,
+                date.fromisoformat(to_day) if to_day else None,
+                table,
+                player,
+            )
+        except ValueError:
+            raise reports.ReportError(
+                f"--from and --to are days such as 2026-11-29, not {from_day or to_day!r}."
+            ) from None
+        result = reports.run_report(db, name, filters)
+        text = reports.write_report(result, fmt, output)
+    except AuditError as error:
+        raise fail(error) from None
+    if text is not None:
+        typer.echo(text, nl=False)
+
+
 def main() -> None:
     try:
         app()

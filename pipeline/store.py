@@ -21,7 +21,7 @@ MONEY = "DECIMAL(18,2)"
 
 TABLES: dict[str, str] = {
     "hands": f"""
-        hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT, started_at TIMESTAMPTZ,
+        hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT, started_at TIMESTAMPTZ, day DATE,
         variant VARCHAR, currency VARCHAR, point_value {MONEY}, rake_rate DECIMAL(18,9),
         rake_cap {MONEY}, n_players BIGINT, rake_total {MONEY}, recorded_rake_total {MONEY},
         board_1 VARCHAR, board_2 VARCHAR, status VARCHAR, source VARCHAR""",
