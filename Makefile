@@ -16,7 +16,7 @@ install: $(STAMP)
 
 # Audit the bundled sample into ./audit/audit.duckdb (exit 1 means findings: expected here).
 demo: $(STAMP)
-	@$(BIN)/handaudit verify fixtures/sample/hands.jsonl.gz --out audit || test $$? -eq 1
+	@$(BIN)/handaudit verify fixtures/sample/jsonl/hands.jsonl.gz --out audit || test $$? -eq 1
 	@echo
 	@echo "Top divergences:"
 	@$(BIN)/python -c "import duckdb; c = duckdb.connect('audit/audit.duckdb', read_only=True); \
@@ -30,8 +30,8 @@ demo: $(STAMP)
 
 # Regenerate the bundled sample (same seed, same bytes).
 sample: $(STAMP)
-	$(BIN)/handaudit generate --tables 6 --hands 400 --seed 7 --faults 0.05 --out fixtures/sample/hands.jsonl.gz
-	$(BIN)/handaudit generate --tables 6 --hands 400 --seed 7 --faults 0.05 --format parquet --out fixtures/sample/hands.parquet
+	$(BIN)/handaudit generate --tables 6 --hands 400 --seed 7 --faults 0.05 --out fixtures/sample/jsonl/hands.jsonl.gz
+	$(BIN)/handaudit generate --tables 6 --hands 400 --seed 7 --faults 0.05 --format parquet --out fixtures/sample/parquet/hands.parquet
 
 lint: $(STAMP)
 	$(BIN)/ruff check pipeline tests scripts

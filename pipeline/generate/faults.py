@@ -16,6 +16,7 @@ import numpy as np
 from pipeline.ingest.columns import money_text
 
 RECORD_FAULTS = (
+    "unreadable",
     "row_value",
     "joker_as",
     "pair_points",
@@ -132,6 +133,9 @@ def spoil(
             p["top"].append(p["middle"].pop())
         case "players":
             players[1]["seat"] = players[0]["seat"]
+        case "unreadable":
+            text = json.dumps(hand)
+            return [text[: len(text) // 2]]  # cut mid-record, as a crashed writer leaves it
         case "duplicate_hand":
             line = json.dumps(hand)
             return [line, line]

@@ -299,9 +299,13 @@ def generate(
     lines = 0
     written = 0
     sink = _Sink(out, fmt)
+    # Typed Parquet cannot hold a cut line or a seat written as a word.
+    unstorable = {"unreadable", "schema"} if fmt == "parquet" else set()
     try:
         for hand, fault in simulate(seed, tables, hands, jokers, fault_rate):
             to_write: list[str] | None = None
+            if fault in unstorable:
+                fault = None
             if fault is not None:
                 spoiled = faults.copy_hand(hand)
                 returning = {

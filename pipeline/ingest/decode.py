@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -56,6 +57,15 @@ def schema_message(error: ValidationError) -> str:
     return "; ".join(parts) + more
 
 
+_HAND_ID = re.compile(rb'"hand_id"\s*:\s*"([^"\\]{1,200})"')
+
+
+def readable_hand_id(raw: bytes | str) -> str | None:
+    """The hand_id of a line that is not valid JSON, when its text still shows one."""
+    found = _HAND_ID.search(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace"))
+    return found.group(1).decode("utf-8", "replace") if found else None
+
+
 def hand_id_of(record: Any) -> str | None:
     hand_id = record.get("hand_id") if isinstance(record, dict) else None
     return hand_id if isinstance(hand_id, str) else None
@@ -85,7 +95,7 @@ def careful(
                 rejects.append(
                     Quarantined(
                         source,
-                        None,
+                        readable_hand_id(raw),
                         Check.unreadable,
                         f"{source} is not valid JSON ({why})",
                         raw_text(raw),

@@ -63,5 +63,6 @@ def test_a_generated_faulty_set_every_fault_found_nothing_else(tmp_path: Path) -
 
 def test_the_bundled_sample_matches_its_generator() -> None:
     sample = ROOT / "fixtures" / "sample"
-    truth = json.loads((sample / "faults.json").read_text())
-    assert len(truth) > 20 and (sample / "hands.parquet").exists()
+    for kind, name in (("jsonl", "hands.jsonl.gz"), ("parquet", "hands.parquet")):
+        truth = json.loads((sample / kind / "faults.json").read_text())
+        assert len(truth) > 20 and (sample / kind / name).exists()
