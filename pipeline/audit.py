@@ -16,16 +16,13 @@ import pyarrow.compute as pc
 from pipeline.cards import format_cards
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
-from pipeline.evaluator import category_of, value_label, value_text
-from pipeline.evaluator.values import Category
+from pipeline.evaluator.values import value_columns
 from pipeline.ingest.batch import HandBatch
 from pipeline.ingest.columns import decimals
 from pipeline.money import settle
 from pipeline.scoring import HOME_RUN_NAMES, player_points, score_pairs, sum_by
 from pipeline.showdown import showdown
 from pipeline.variant import TAIWANESE_JOKERS, Variant
-
-CATEGORY_NAMES = [c.name for c in Category]
 
 
 @dataclass(frozen=True)
@@ -168,7 +165,7 @@ def _rows_table(
     setting = players.setting()
     n_players, n_boards, n_rows = value.shape
     player = np.repeat(np.arange(n_players), n_boards * n_rows)
-    flat = value.reshape(-1)
+    text, label, category = value_columns(value)
     return pa.table(
         {
             "hand_id": batch.hands.hand_id.take(pa.array(players.hand[player])),
@@ -178,9 +175,9 @@ def _rows_table(
             "cards": pa.concat_arrays([_card_texts(setting[r.name]) for r in variant.rows]).take(
                 pa.array(_row_order(n_players, n_boards, n_rows))
             ),
-            "value": pa.array(value_text(flat), pa.string()),
-            "category": pa.array(np.array(CATEGORY_NAMES)[category_of(flat)], pa.string()),
-            "label": pa.array(value_label(flat), pa.string()),
+            "value": text,
+            "category": category,
+            "label": label,
             "joker_as": _substitute_lists(joker_as.reshape(-1, 2)),
         }
     )

@@ -50,7 +50,7 @@ def _row_values(batch: HandBatch, shown: Showdown, findings: Findings) -> None:
     if len(rows.player) == 0:
         return
     ours = shown.value[rows.player, rows.board, rows.row]
-    theirs = parse_value(rows.value.to_numpy(zero_copy_only=False))
+    theirs = parse_value(rows.value)
     players = batch.players
     for i in np.flatnonzero(ours != theirs):
         p = int(rows.player[i])

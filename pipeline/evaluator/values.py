@@ -14,6 +14,8 @@ from functools import cache
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.cards import RANKS
 
@@ -211,22 +213,41 @@ def value_label(values: npt.ArrayLike) -> npt.NDArray[np.object_]:
     return _lookup(values, 3)  # type: ignore[return-value]
 
 
-@cache
-def _text_to_value() -> dict[str, int]:
-    return {t: i for i, t in enumerate(_decoded()[2][:-1])}
-
-
-def parse_value(texts: npt.ArrayLike) -> npt.NDArray[np.int16]:
+def parse_value(texts: npt.ArrayLike | pa.Array) -> npt.NDArray[np.int16]:
     """Values of canonical texts; -1 for a text that is no hand value (e.g. 'pair:AAAAA').
+
+    Matched column-wise by Arrow against the 7,462 canonical texts.
 
     >>> parse_value(["straight:5432A", "pair:TTA93", "flush:AAKQJ"]).tolist()
     [5853, 3224, -1]
     """
-    lookup = _text_to_value()
-    return np.array(
-        [
-            lookup.get(t, NO_VALUE) if isinstance(t, str) else NO_VALUE
-            for t in np.asarray(texts, dtype=object).ravel()
-        ],
-        dtype=np.int16,
-    ).reshape(np.shape(texts))
+    column = (
+        texts
+        if isinstance(texts, pa.Array | pa.ChunkedArray)
+        else pa.array(np.asarray(texts, dtype=object).ravel(), pa.string())
+    )
+    found = pc.index_in(column, value_set=_arrow_columns()[0])
+    shape = np.shape(texts) if not isinstance(texts, pa.Array | pa.ChunkedArray) else (len(texts),)
+    return (
+        pc.fill_null(found, NO_VALUE).to_numpy(zero_copy_only=False).astype(np.int16).reshape(shape)
+    )
+
+
+@cache
+def _arrow_columns() -> tuple[pa.Array, pa.Array, pa.Array]:
+    """Canonical text, label and category name of every value, as Arrow string columns."""
+    _, _, text, label = _decoded()
+    names = [c.name for c in Category]
+    categories = [names[c] for c, _ in all_classes()]
+    return (
+        pa.array(text[:-1].tolist(), pa.string()),
+        pa.array(label[:-1].tolist(), pa.string()),
+        pa.array(categories, pa.string()),
+    )
+
+
+def value_columns(values: npt.ArrayLike) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """Text, label and category of each value as Arrow columns (null where there is none)."""
+    v = np.asarray(values).ravel()
+    index = pa.array(np.where(v < 0, 0, v).astype(np.int32), mask=v < 0)
+    return tuple(column.take(index) for column in _arrow_columns())
