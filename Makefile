@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-fast lint bench-eval clean
+.PHONY: install demo test test-fast lint bench bench-eval sample clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ test: lint
 # The quick loop while coding: no exhaustive runs.
 test-fast: $(STAMP)
 	$(BIN)/pytest -m "not slow"
+
+# End to end on 200,000 generated hands, JSON Lines and Parquet, beside a per-hand baseline.
+bench: $(STAMP)
+	$(BIN)/python scripts/bench_pipeline.py --hands 200000
 
 bench-eval: $(STAMP)
 	$(BIN)/python scripts/bench_evaluator.py --rows 1000000

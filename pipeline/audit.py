@@ -19,9 +19,10 @@ from pipeline.checks.outcome import check_outcomes
 from pipeline.evaluator.values import value_columns
 from pipeline.ingest.batch import HandBatch
 from pipeline.ingest.columns import decimals
-from pipeline.money import settle
-from pipeline.scoring import HOME_RUN_NAMES, player_points, score_pairs, sum_by
-from pipeline.showdown import showdown
+from pipeline.money import Settlement, settle
+from pipeline.scoring import HOME_RUN_NAMES, Pairs, player_points, score_pairs, sum_by
+from pipeline.showdown import Showdown, showdown
+from pipeline.stages import NO_STAGES, Stages
 from pipeline.variant import TAIWANESE_JOKERS, Variant
 
 
@@ -38,18 +39,32 @@ class BatchAudit:
 AUDIT_TABLES = ("hands", "players", "rows", "settlements", "sitting_out", "divergences")
 
 
-def audit_batch(batch: HandBatch, variant: Variant = TAIWANESE_JOKERS) -> BatchAudit:
+def audit_batch(
+    batch: HandBatch, variant: Variant = TAIWANESE_JOKERS, stages: Stages = NO_STAGES
+) -> BatchAudit:
     """Re-evaluate, re-score and re-settle every hand of `batch` and compare with the record.
 
     Plain Taiwanese and Taiwanese Jokers share their rows; a plain hand simply
     holds no joker (ingest quarantines one that does).
     """
     players = batch.players
+    with stages.stage("evaluation"):
+        shown = showdown(variant, batch.boards, players.setting(), players.hand)
+    with stages.stage("scoring and money"):
+        pairs = score_pairs(variant, shown.value, players.hand, players.seat)
+        points = player_points(pairs, len(players))
+        money = _settle(batch, pairs)
+    findings = Findings()
+    with stages.stage("checks"):
+        check_outcomes(variant, batch, shown, pairs, points, money, findings)
+    with stages.stage("result tables"):
+        return _tables(variant, batch, shown, pairs, points, money, findings)
+
+
+def _settle(batch: HandBatch, pairs: Pairs) -> Settlement:
+    players = batch.players
     hands = batch.hands
-    shown = showdown(variant, batch.boards, players.setting(), players.hand)
-    pairs = score_pairs(variant, shown.value, players.hand, players.seat)
-    points = player_points(pairs, len(players))
-    money = settle(
+    return settle(
         pairs,
         players.hand,
         players.seat,
@@ -58,9 +73,19 @@ def audit_batch(batch: HandBatch, variant: Variant = TAIWANESE_JOKERS) -> BatchA
         hands.rake_rate,
         hands.rake_cap,
     )
-    findings = Findings()
-    check_outcomes(variant, batch, shown, pairs, points, money, findings)
 
+
+def _tables(
+    variant: Variant,
+    batch: HandBatch,
+    shown: Showdown,
+    pairs: Pairs,
+    points: np.ndarray,
+    money: Settlement,
+    findings: Findings,
+) -> BatchAudit:
+    players = batch.players
+    hands = batch.hands
     hand_id = hands.hand_id
     n_hands = len(hands)
     diverged = np.zeros(n_hands, dtype=bool)

@@ -18,6 +18,7 @@ from pipeline.checks.table import check_table_rules
 from pipeline.ingest import Accounting, read_hands
 from pipeline.ingest.sources import input_files
 from pipeline.progress import Progress
+from pipeline.stages import Stages
 from pipeline.store import AuditStore
 
 
@@ -75,7 +76,12 @@ class RunSummary:
 
 
 def verify(
-    inputs: list[Path], out_dir: Path, *, parquet: bool = False, progress: Progress | None = None
+    inputs: list[Path],
+    out_dir: Path,
+    *,
+    parquet: bool = False,
+    progress: Progress | None = None,
+    stages: Stages | None = None,
 ) -> RunSummary:
     """Audit every input into out_dir/audit.duckdb. Raises InputError before writing anything."""
     files = input_files(inputs)
@@ -84,15 +90,19 @@ def verify(
     store = AuditStore(out_dir)
     accounting = Accounting()
     try:
-        for batch, rejects in read_hands(files):
+        stages = stages or Stages()
+        for batch, rejects in stages.wrap("ingest and validation", read_hands(files)):
             if len(batch):
-                audited = audit_batch(batch)
-                for name in AUDIT_TABLES:
-                    store.append(name, getattr(audited, name))
-            store.quarantine(rejects)
+                audited = audit_batch(batch, stages=stages)
+                with stages.stage("store"):
+                    for name in AUDIT_TABLES:
+                        store.append(name, getattr(audited, name))
+            with stages.stage("store"):
+                store.quarantine(rejects)
             accounting.add(batch, rejects)
             progress.update(read=accounting.read, verified=accounting.verified)
-        check_table_rules(store)
+        with stages.stage("table rules"):
+            check_table_rules(store)
         summary = _summarize(store, accounting, progress.seconds)
         store.con.execute(
             "INSERT INTO runs VALUES (?, ?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -1,0 +1,135 @@
+"""End to end: `handaudit verify` on JSON Lines and Parquet, beside a per-hand Python baseline.
+
+Run: make bench (or .venv/bin/python scripts/bench_pipeline.py --hands 200000).
+Generates (or reuses) the data set in bench/: tables of 2 to 6 players, half with
+jokers. Each verify runs in a fresh process, so its peak RSS is its own; the
+baseline runs on the first --baseline-hands lines of the same JSON Lines file
+and its rate is per hand, like ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HANDS_PER_TABLE = 200
+
+
+def data_set(hands: int, out: Path) -> tuple[Path, Path]:
+    folder = out / f"pipeline-{hands}"
+    jsonl, parquet = folder / "hands.jsonl", folder / "parquet" / "hands.parquet"
+    tables = max(1, hands // HANDS_PER_TABLE)
+    for path, fmt in ((jsonl, "jsonl"), (parquet, "parquet")):
+        if not path.exists():
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pipeline",
+                    "generate",
+                    "--tables",
+                    str(tables),
+                    "--hands",
+                    str(HANDS_PER_TABLE),
+                    "--seed",
+                    "1",
+                    "--jokers",
+                    "0.5",
+                    "--format",
+                    fmt,
+                    "--out",
+                    str(path),
+                ],
+                check=True,
+                cwd=ROOT,
+            )
+    return jsonl, parquet
+
+
+def measure(path: Path, out: Path) -> None:
+    """In this process: verify `path` into `out`; print one JSON line of figures."""
+    from pipeline.stages import Stages
+    from pipeline.verify import verify
+
+    stages = Stages()
+    started = time.perf_counter()
+    summary = verify([path], out, stages=stages)
+    seconds = time.perf_counter() - started
+    print(
+        json.dumps(
+            {
+                "hands": summary.accounting.verified,
+                "seconds": seconds,
+                "stages": stages.seconds,
+                "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--hands", type=int, default=200_000)
+    ap.add_argument("--baseline-hands", type=int, default=2_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench")
+    ap.add_argument("--measure", nargs=2, type=Path, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.measure:
+        measure(*a.measure)
+        return
+    a.out.mkdir(exist_ok=True)
+    jsonl, parquet = data_set(a.hands, a.out)
+    print(
+        f"# handaudit end to end, {a.hands:,} hands, median of {a.repeat}; {date.today()}, "
+        f"{platform.machine()}, Python {platform.python_version()}"
+    )
+    rows = []
+    for name, path in (("JSON Lines", jsonl), ("Parquet", parquet)):
+        runs = []
+        for _ in range(a.repeat):
+            finished = subprocess.run(
+                [sys.executable, __file__, "--measure", str(path), str(a.out / "audit")],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=ROOT,
+            )
+            runs.append(json.loads(finished.stdout.splitlines()[-1]))
+        best = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+        rate = statistics.median(r["hands"] / r["seconds"] for r in runs)
+        rows.append((name, rate, best, max(r["peak_mb"] for r in runs)))
+
+    sys.path.insert(0, str(ROOT))
+    from scripts import baseline
+
+    started = time.perf_counter()
+    done = baseline.run(jsonl, a.baseline_hands)
+    base_rate = done / (time.perf_counter() - started)
+
+    print(
+        "\n| input | hands/s | x baseline | peak RSS MB | "
+        + " | ".join(rows[0][2]["stages"])
+        + " |"
+    )
+    print("| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in rows[0][2]["stages"]) + " |")
+    for name, rate, run, peak in rows:
+        stage_text = " | ".join(f"{run['stages'].get(k, 0):.1f} s" for k in rows[0][2]["stages"])
+        print(f"| {name} | {rate:,.0f} | {rate / base_rate:.1f} | {peak:,.0f} | {stage_text} |")
+    print(
+        f"| baseline (per-hand Python, phevaluator API, Decimal; first {done:,} hands) | "
+        f"{base_rate:,.0f} | 1.0 | | " + " | ".join("" for _ in rows[0][2]["stages"]) + " |"
+    )
+
+
+if __name__ == "__main__":
+    main()
