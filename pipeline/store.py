@@ -60,7 +60,15 @@ class AuditStore:
         self.final = out_dir / DB_NAME
         self.partial = out_dir / f".{DB_NAME}.{os.getpid()}.partial"
         self.partial.unlink(missing_ok=True)
-        self.con = duckdb.connect(str(self.partial))
+        # DuckDB keeps what it may in memory; a cap makes it spill to disk instead, so
+        # the audit's memory does not grow with the input.
+        self.con = duckdb.connect(
+            str(self.partial),
+            config={
+                "memory_limit": os.environ.get("HANDAUDIT_DUCKDB_MEMORY", "1GB"),
+                "temp_directory": str(out_dir / f".duckdb-tmp.{os.getpid()}"),
+            },
+        )
         for name, columns in TABLES.items():
             self.con.execute(f"CREATE TABLE {name} ({columns})")
 
@@ -97,6 +105,7 @@ class AuditStore:
         if parquet:
             self._write_parquet()
         self.con.close()
+        shutil.rmtree(self.out_dir / f".duckdb-tmp.{os.getpid()}", ignore_errors=True)
         os.replace(self.partial, self.final)
         return self.final
 
@@ -117,5 +126,6 @@ class AuditStore:
         try:
             self.con.close()
         finally:
+            shutil.rmtree(self.out_dir / f".duckdb-tmp.{os.getpid()}", ignore_errors=True)
             self.partial.unlink(missing_ok=True)
             Path(str(self.partial) + ".wal").unlink(missing_ok=True)
