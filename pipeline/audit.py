@@ -91,7 +91,6 @@ def _tables(
     diverged = np.zeros(n_hands, dtype=bool)
     diverged[findings.hands()] = True
     rake_total = sum_by(players.hand, money.rake, n_hands)
-    player_hand = pa.array(players.hand)
     return BatchAudit(
         hands=pa.table(
             {
@@ -116,7 +115,7 @@ def _tables(
         ),
         players=pa.table(
             {
-                "hand_id": hand_id.take(player_hand),
+                "hand_id": _spread(hand_id, players.hand),
                 "seat": players.seat,
                 "player_id": players.player_id,
                 "stack_start": decimals(players.stack_start),
@@ -137,7 +136,7 @@ def _tables(
         rows=_rows_table(variant, batch, shown.value, shown.joker_as),
         settlements=pa.table(
             {
-                "hand_id": hand_id.take(pa.array(pairs.hand)),
+                "hand_id": _spread(hand_id, pairs.hand),
                 "seat": players.seat[pairs.a],
                 "opponent": players.seat[pairs.b],
                 "points": pairs.points,
@@ -149,7 +148,7 @@ def _tables(
         ),
         sitting_out=pa.table(
             {
-                "hand_id": hand_id.take(pa.array(batch.sitting_out.hand)),
+                "hand_id": _spread(hand_id, batch.sitting_out.hand),
                 "seat": batch.sitting_out.seat,
                 "player_id": batch.sitting_out.player_id,
                 "stack": decimals(batch.sitting_out.stack),
@@ -158,6 +157,11 @@ def _tables(
         ),
         divergences=findings.table(hand_id, hands.table_id),
     )
+
+
+def _spread(values: pa.Array, index: np.ndarray) -> pa.Array:
+    """values[index] as a dictionary column: the strings are not copied row by row."""
+    return pa.DictionaryArray.from_arrays(pa.array(index, pa.int32()), values)
 
 
 def _card_texts(codes: np.ndarray) -> pa.Array:
@@ -193,10 +197,13 @@ def _rows_table(
     text, label, category = value_columns(value)
     return pa.table(
         {
-            "hand_id": batch.hands.hand_id.take(pa.array(players.hand[player])),
+            "hand_id": _spread(batch.hands.hand_id, players.hand[player]),
             "seat": players.seat[player],
             "board": np.tile(np.repeat(np.arange(1, n_boards + 1), n_rows), n_players),
-            "row": pa.array(np.tile([r.name for r in variant.rows], n_players * n_boards)),
+            "row": _spread(
+                pa.array([r.name for r in variant.rows]),
+                np.tile(np.arange(n_rows), n_players * n_boards),
+            ),
             "cards": pa.concat_arrays([_card_texts(setting[r.name]) for r in variant.rows]).take(
                 pa.array(_row_order(n_players, n_boards, n_rows))
             ),
