@@ -56,19 +56,16 @@ def suit_of(codes: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]:
     return np.where(codes == JOKER, 4, codes & 3).astype(np.int8)
 
 
-def _byte_table(spellings: dict[str, int]) -> npt.NDArray[np.int8]:
-    table = np.full(256, INVALID, dtype=np.int8)
-    for text, value in spellings.items():
-        table[ord(text)] = value
+def _pair_table() -> npt.NDArray[np.int8]:
+    """Code of every accepted two-byte spelling, indexed by first byte * 256 + second."""
+    table = np.full(1 << 16, INVALID, dtype=np.int8)
+    for text, code in SPELLINGS.items():
+        if len(text) == 2:
+            table[ord(text[0]) << 8 | ord(text[1])] = code
     return table
 
 
-_RANK_BYTE = _byte_table(
-    {**{r: i for i, r in enumerate(RANKS)}, **{r.lower(): i for i, r in enumerate(RANKS)}}
-)
-_SUIT_BYTE = _byte_table(
-    {**{s: i for i, s in enumerate(SUITS)}, **{s.upper(): i for i, s in enumerate(SUITS)}}
-)
+_PAIR_CODE = _pair_table()
 
 
 def try_parse(texts: pa.Array | Sequence[str | None]) -> CardCodes:
@@ -95,19 +92,19 @@ def try_parse(texts: pa.Array | Sequence[str | None]) -> CardCodes:
         else np.zeros(0, np.uint8)
     )
     data = np.append(data, np.zeros(3, np.uint8))  # reads past a short last card stay in bounds
-    start = offsets[:-1].astype(np.int64)
+    start = offsets[:-1]
     length = np.diff(offsets)
-    first, second, third = data[start], data[start + 1], data[start + 2]
-    two = length == 2
-    ten = (length == 3) & (first == ord("1")) & (second == ord("0"))
-    rank = np.where(two, _RANK_BYTE[first], np.where(ten, RANKS.index("T"), INVALID))
-    suit = np.where(two, _SUIT_BYTE[second], np.where(ten, _SUIT_BYTE[third], INVALID))
-    codes = np.where((rank >= 0) & (suit >= 0), rank * 4 + suit, INVALID)
-    joker = two & ((first | 0x20) == ord("j")) & ((second | 0x20) == ord("k"))
-    codes = np.where(joker, JOKER, codes)
+    # One lookup of the first two bytes: a card is nearly always two bytes long.
+    pair = data[start].astype(np.uint16) << 8 | data[start + 1]
+    codes = np.where(length == 2, _PAIR_CODE[pair], INVALID).astype(np.int8)
+    ten = np.flatnonzero(length == 3)
+    if ten.size:  # '10' and a suit reads as 'T' and that suit
+        is_ten = (data[start[ten]] == ord("1")) & (data[start[ten] + 1] == ord("0"))
+        as_t = _PAIR_CODE[ord("T") << 8 | data[start[ten] + 2].astype(np.uint16)]
+        codes[ten] = np.where(is_ten, as_t, INVALID)
     if array.null_count:
         codes[pc.is_null(array).to_numpy(zero_copy_only=False)] = INVALID
-    return codes.astype(np.int8)
+    return codes
 
 
 def parse(texts: pa.Array | Sequence[str | None], where: Sequence[str] | None = None) -> CardCodes:

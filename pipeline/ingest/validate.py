@@ -158,7 +158,7 @@ class _Cards:
 
 def _read_cards(table: pa.Table, players: pa.Array) -> _Cards:
     n = table.num_rows
-    boards_flat = pc.list_flatten(pc.list_flatten(table["boards"]))
+    boards_flat = pc.list_flatten(pc.list_flatten(table["boards"].combine_chunks()))
     boards = try_parse(boards_flat).reshape(n, 2, 5)
     row_codes = {}
     row_lengths = {}
