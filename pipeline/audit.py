@@ -16,7 +16,6 @@ import pyarrow.compute as pc
 from pipeline.cards import format_cards
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
-from pipeline.evaluator.values import value_columns
 from pipeline.ingest.batch import HandBatch
 from pipeline.ingest.columns import decimals
 from pipeline.money import Settlement, settle
@@ -30,13 +29,13 @@ from pipeline.variant import TAIWANESE_JOKERS, Variant
 class BatchAudit:
     hands: pa.Table
     players: pa.Table
-    rows: pa.Table
+    row_values: pa.Table
     settlements: pa.Table
     sitting_out: pa.Table
     divergences: pa.Table
 
 
-AUDIT_TABLES = ("hands", "players", "rows", "settlements", "sitting_out", "divergences")
+AUDIT_TABLES = ("hands", "players", "row_values", "settlements", "sitting_out", "divergences")
 
 
 def audit_batch(
@@ -133,7 +132,7 @@ def _tables(
                 "recorded_stack_end": decimals(players.stack_end),
             }
         ),
-        rows=_rows_table(variant, batch, shown.value, shown.joker_as),
+        row_values=_rows_table(variant, batch, shown.value, shown.joker_as),
         settlements=pa.table(
             {
                 "hand_id": _spread(hand_id, pairs.hand),
@@ -194,7 +193,6 @@ def _rows_table(
     setting = players.setting()
     n_players, n_boards, n_rows = value.shape
     player = np.repeat(np.arange(n_players), n_boards * n_rows)
-    text, label, category = value_columns(value)
     return pa.table(
         {
             "hand_id": _spread(batch.hands.hand_id, players.hand[player]),
@@ -207,9 +205,7 @@ def _rows_table(
             "cards": pa.concat_arrays([_card_texts(setting[r.name]) for r in variant.rows]).take(
                 pa.array(_row_order(n_players, n_boards, n_rows))
             ),
-            "value": text,
-            "category": category,
-            "label": label,
+            "value_id": pa.array(value.reshape(-1), pa.int16()),
             "joker_as": _substitute_lists(joker_as.reshape(-1, 2)),
         }
     )

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipeline.evaluator.values import hand_values
 from pipeline.ingest.quarantine import Quarantined
 
 DB_NAME = "audit.duckdb"
@@ -30,9 +31,13 @@ TABLES: dict[str, str] = {
         timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},
         stack_end {MONEY}, recorded_points BIGINT, recorded_won {MONEY},
         recorded_rake {MONEY}, recorded_net {MONEY}, recorded_stack_end {MONEY}""",
-    "rows": """
+    # `rows` is a view: the row values are stored as small integers, and their
+    # text, category and label come from the 7,462 `hand_values` once each.
+    "row_values": """
         hand_id VARCHAR, seat BIGINT, board BIGINT, "row" VARCHAR, cards VARCHAR,
-        value VARCHAR, category VARCHAR, label VARCHAR, joker_as VARCHAR[]""",
+        value_id SMALLINT, joker_as VARCHAR[]""",
+    "hand_values": """
+        value_id SMALLINT, value VARCHAR, category VARCHAR, label VARCHAR""",
     "settlements": f"""
         hand_id VARCHAR, seat BIGINT, opponent BIGINT, points BIGINT, home_run VARCHAR,
         amount {MONEY}""",
@@ -49,6 +54,24 @@ TABLES: dict[str, str] = {
         hands_diverged BIGINT, divergences BIGINT, rake_total DECIMAL(18,2),
         recorded_rake_total DECIMAL(18,2), seconds DOUBLE""",
 }
+
+
+ROWS_VIEW = """
+CREATE VIEW rows AS
+SELECT r.hand_id, r.seat, r.board, r."row", r.cards, v.value, v.category, v.label, r.joker_as
+FROM row_values r JOIN hand_values v USING (value_id)
+"""
+# What a user sees: the tables of audit-output.md (rows being the view) and the seats sat out.
+PUBLISHED = (
+    "hands",
+    "players",
+    "rows",
+    "settlements",
+    "sitting_out",
+    "divergences",
+    "quarantine",
+    "runs",
+)
 
 
 class AuditStore:
@@ -74,6 +97,8 @@ class AuditStore:
         )
         for name, columns in TABLES.items():
             self.con.execute(f"CREATE TABLE {name} ({columns})")
+        self.append("hand_values", hand_values())
+        self.con.execute(ROWS_VIEW)
 
     def append(self, table_name: str, rows: pa.Table) -> None:
         if rows.num_rows == 0:
@@ -117,8 +142,10 @@ class AuditStore:
         staging = self.out_dir / f".parquet.{os.getpid()}.partial"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        for name in TABLES:
-            self.con.execute(f"COPY {name} TO '{staging / (name + '.parquet')}' (FORMAT parquet)")
+        for name in PUBLISHED:
+            self.con.execute(
+                f"COPY (SELECT * FROM {name}) TO '{staging / (name + '.parquet')}' (FORMAT parquet)"
+            )
         old = self.out_dir / f".parquet.{os.getpid()}.old"
         if target.exists():
             target.rename(old)

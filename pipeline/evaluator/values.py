@@ -246,9 +246,14 @@ def _arrow_columns() -> tuple[pa.Array, pa.Array, pa.Array]:
     )
 
 
-def value_columns(values: npt.ArrayLike) -> tuple[pa.Array, pa.Array, pa.Array]:
-    """Text, label and category of each value as Arrow dictionary columns over the classes
-    (null where there is none): indices, not copies of the strings."""
-    v = np.asarray(values).ravel()
-    index = pa.array(np.where(v < 0, 0, v).astype(np.int32), mask=v < 0)
-    return tuple(pa.DictionaryArray.from_arrays(index, column) for column in _arrow_columns())
+def hand_values() -> pa.Table:
+    """Every value with its canonical text, category and label: the `hand_values` table."""
+    text, label, category = _arrow_columns()
+    return pa.table(
+        {
+            "value_id": pa.array(np.arange(len(text)), pa.int16()),
+            "value": text,
+            "category": category,
+            "label": label,
+        }
+    )

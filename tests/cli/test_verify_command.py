@@ -43,11 +43,15 @@ def test_findings_exit_1_and_missing_input_exits_2(tmp_path: Path) -> None:
 def test_rerun_replaces_and_gives_the_same_rows(tmp_path: Path) -> None:
     def rows() -> list[tuple[object, ...]]:
         with duckdb.connect(str(tmp_path / "audit.duckdb"), read_only=True) as con:
-            return [
+            # The tables in their stored order; the rows view (a join) as a sorted list.
+            stored = [
                 tuple(r)
-                for t in ("hands", "players", "rows", "settlements", "divergences")
+                for t in ("hands", "players", "row_values", "settlements", "divergences")
                 for r in con.execute(f"SELECT * FROM {t}").fetchall()
             ]
+            return stored + sorted(
+                tuple(map(str, r)) for r in con.execute("SELECT * FROM rows").fetchall()
+            )
 
     source = str(SHARED_EXAMPLES / "faults" / "hands.jsonl")
     handaudit("verify", source, "--out", str(tmp_path))
