@@ -93,8 +93,10 @@ class Findings:
         return np.array(self.hand, dtype=np.int64)
 
     def table(self, hand_id: pa.Array, table_id: pa.Array) -> pa.Table:
+        """The findings in hand order (a check's order within a hand kept), so a batch's
+        divergences do not depend on which other hands share the batch."""
         index = pa.array(self.hand, type=pa.int64())
-        return pa.table(
+        table = pa.table(
             {
                 "hand_id": hand_id.take(index),
                 "table_id": table_id.take(index),
@@ -109,3 +111,4 @@ class Findings:
             },
             schema=SCHEMA,
         )
+        return table.take(pa.array(np.argsort(self.hands(), kind="stable")))
