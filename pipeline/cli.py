@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -68,6 +69,14 @@ def verify_command(
     parquet: Annotated[
         bool, typer.Option("--parquet", help="Also write each table as Parquet in OUT/parquet/.")
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Blocks audited side by side (threads); the output does not depend on it.",
+        ),
+    ] = min(os.cpu_count() or 1, 4),
 ) -> None:
     """Ingest, re-evaluate, re-settle and compare; write the audit database.
 
@@ -78,7 +87,7 @@ def verify_command(
     from pipeline.verify import verify
 
     try:
-        summary = verify(inputs, out, parquet=parquet, progress=Progress())
+        summary = verify(inputs, out, parquet=parquet, progress=Progress(), workers=workers)
     except AuditError as error:
         raise fail(error) from None
     except KeyboardInterrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,10 +12,15 @@ T = TypeVar("T")
 
 
 class Stages:
-    """Accumulates wall-clock seconds per named stage; cheap enough to leave on."""
+    """Accumulates wall-clock seconds per named stage; cheap enough to leave on.
+
+    With worker threads, a stage's seconds are summed over the threads that ran it,
+    so the stages can add up to more than the run's wall-clock time.
+    """
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self._lock = threading.Lock()
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -22,7 +28,9 @@ class Stages:
         try:
             yield
         finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+            spent = time.perf_counter() - started
+            with self._lock:
+                self.seconds[name] = self.seconds.get(name, 0.0) + spent
 
     def wrap(self, name: str, items: Iterator[T]) -> Iterator[T]:
         """Time the production of each item of an iterator (such as the ingest's batches)."""

@@ -13,10 +13,11 @@ from decimal import Decimal
 from pathlib import Path
 
 from pipeline import __version__
-from pipeline.audit import AUDIT_TABLES, audit_batch
+from pipeline.audit import AUDIT_TABLES
 from pipeline.checks.table import check_table_rules
-from pipeline.ingest import Accounting, read_hands
+from pipeline.ingest import Accounting, blocks
 from pipeline.ingest.sources import input_files
+from pipeline.parallel import audit_blocks
 from pipeline.progress import Progress
 from pipeline.stages import Stages
 from pipeline.store import AuditStore
@@ -82,8 +83,12 @@ def verify(
     parquet: bool = False,
     progress: Progress | None = None,
     stages: Stages | None = None,
+    workers: int = 1,
 ) -> RunSummary:
-    """Audit every input into out_dir/audit.duckdb. Raises InputError before writing anything."""
+    """Audit every input into out_dir/audit.duckdb. Raises InputError before writing anything.
+
+    `workers` threads audit blocks side by side; the output does not depend on it.
+    """
     files = input_files(inputs)
     progress = progress or Progress(enabled=False)
     started = datetime.now(UTC)
@@ -91,15 +96,14 @@ def verify(
     accounting = Accounting()
     try:
         stages = stages or Stages()
-        for batch, rejects in stages.wrap("ingest and validation", read_hands(files)):
-            if len(batch):
-                audited = audit_batch(batch, stages=stages)
-                with stages.stage("store"):
-                    for name in AUDIT_TABLES:
-                        store.append(name, getattr(audited, name))
+        read = stages.wrap("ingest and validation", blocks(files))
+        for audited in audit_blocks(read, workers, stages):
             with stages.stage("store"):
-                store.quarantine(rejects)
-            accounting.add(batch, rejects)
+                if audited.audit is not None:
+                    for name in AUDIT_TABLES:
+                        store.append(name, getattr(audited.audit, name))
+                store.quarantine(audited.rejects)
+            accounting.add(audited.verified, audited.rejects)
             progress.update(read=accounting.read, verified=accounting.verified)
         with stages.stage("table rules"):
             check_table_rules(store)

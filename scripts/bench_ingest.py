@@ -53,7 +53,7 @@ def measure(path: Path) -> None:
     started = time.perf_counter()
     accounting = Accounting()
     for batch, rejects in read_hands([path]):
-        accounting.add(batch, rejects)
+        accounting.add(len(batch), rejects)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import statistics
@@ -55,14 +56,14 @@ def data_set(hands: int, out: Path) -> tuple[Path, Path]:
     return jsonl, parquet
 
 
-def measure(path: Path, out: Path) -> None:
+def measure(path: Path, out: Path, workers: int) -> None:
     """In this process: verify `path` into `out`; print one JSON line of figures."""
     from pipeline.stages import Stages
     from pipeline.verify import verify
 
     stages = Stages()
     started = time.perf_counter()
-    summary = verify([path], out, stages=stages)
+    summary = verify([path], out, stages=stages, workers=workers)
     seconds = time.perf_counter() - started
     print(
         json.dumps(
@@ -82,23 +83,34 @@ def main() -> None:
     ap.add_argument("--baseline-hands", type=int, default=2_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "bench")
+    ap.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4))
     ap.add_argument("--measure", nargs=2, type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.measure:
-        measure(*a.measure)
+        path, out = a.measure
+        measure(path, out, a.workers)
         return
     a.out.mkdir(exist_ok=True)
     jsonl, parquet = data_set(a.hands, a.out)
     print(
         f"# handaudit end to end, {a.hands:,} hands, median of {a.repeat}; {date.today()}, "
-        f"{platform.machine()}, Python {platform.python_version()}"
+        f"{platform.machine()}, {os.cpu_count()} cores, {a.workers} workers, "
+        f"Python {platform.python_version()}"
     )
     rows = []
     for name, path in (("JSON Lines", jsonl), ("Parquet", parquet)):
         runs = []
         for _ in range(a.repeat):
             finished = subprocess.run(
-                [sys.executable, __file__, "--measure", str(path), str(a.out / "audit")],
+                [
+                    sys.executable,
+                    __file__,
+                    "--measure",
+                    str(path),
+                    str(a.out / "audit"),
+                    "--workers",
+                    str(a.workers),
+                ],
                 capture_output=True,
                 text=True,
                 check=True,

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.ingest.batch import HandBatch
-from pipeline.ingest.decode import decode_arrow, decode_lines, decode_objects
+from pipeline.ingest.decode import Decoded, decode_arrow, decode_lines, decode_objects, schema
 from pipeline.ingest.quarantine import Check, Quarantined
-from pipeline.ingest.sources import ArrowBlock, LinesBlock, ObjectsBlock, input_files, read_blocks
+from pipeline.ingest.sources import Block, LinesBlock, ObjectsBlock, input_files, read_blocks
 from pipeline.ingest.validate import validate
 
 
@@ -22,40 +22,49 @@ class Accounting:
     quarantined: int = 0
     by_check: dict[str, int] = field(default_factory=dict)
 
-    def add(self, batch: HandBatch, rejects: list[Quarantined]) -> None:
-        self.read += len(batch) + len(rejects)
-        self.verified += len(batch)
+    def add(self, verified: int, rejects: list[Quarantined]) -> None:
+        self.read += verified + len(rejects)
+        self.verified += verified
         self.quarantined += len(rejects)
         for q in rejects:
             self.by_check[q.check.value] = self.by_check.get(q.check.value, 0) + 1
 
 
-def read_hands(paths: list[Path]) -> Iterator[tuple[HandBatch, list[Quarantined]]]:
-    """Validated batches of every input file, in file order, with their rejects.
+def blocks(paths: list[Path]) -> Iterator[Block]:
+    """The blocks of every input file, in file order.
 
     Raises InputError (before reading anything) when a path does not exist.
     """
-    seen: set[str] = set()
     for path in input_files(paths):
-        for block in read_blocks(path):
-            if isinstance(block, Quarantined):
-                yield validate_empty(), [block]
-                continue
-            if isinstance(block, LinesBlock):
-                decoded = decode_lines(block)
-            elif isinstance(block, ObjectsBlock):
-                decoded = decode_objects(block)
-            else:
-                assert isinstance(block, ArrowBlock)
-                decoded = decode_arrow(block)
-            yield validate(decoded, seen)
+        yield from read_blocks(path)
 
 
-def validate_empty() -> HandBatch:
-    from pipeline.ingest.decode import Decoded, schema
+def decode(block: Block) -> Decoded:
+    """A block's records in the canonical schema; an unreadable file is all rejects."""
+    if isinstance(block, Quarantined):
+        return Decoded(schema().empty_table(), [], [], [block])
+    if isinstance(block, LinesBlock):
+        return decode_lines(block)
+    if isinstance(block, ObjectsBlock):
+        return decode_objects(block)
+    return decode_arrow(block)
 
-    batch, _ = validate(Decoded(schema().empty_table(), [], [], []), set())
-    return batch
+
+def read_hands(paths: list[Path]) -> Iterator[tuple[HandBatch, list[Quarantined]]]:
+    """Validated batches of every input file, in file order, with their rejects."""
+    seen: set[str] = set()
+    for block in blocks(paths):
+        yield validate(decode(block), seen)
 
 
-__all__ = ["Accounting", "Check", "HandBatch", "Quarantined", "read_hands"]
+__all__ = [
+    "Accounting",
+    "Block",
+    "Check",
+    "HandBatch",
+    "Quarantined",
+    "blocks",
+    "decode",
+    "read_hands",
+    "validate",
+]

@@ -22,7 +22,7 @@ def ingest(*paths: Path) -> tuple[list[HandBatch], list[Quarantined], Accounting
     accounting = Accounting()
     batches, rejects = [], []
     for batch, quarantined in read_hands(list(paths)):
-        accounting.add(batch, quarantined)
+        accounting.add(len(batch), quarantined)
         batches.append(batch)
         rejects.extend(quarantined)
     return batches, rejects, accounting
