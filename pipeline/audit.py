@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from pipeline.cards import format_cards
+from pipeline.cards import card_texts, format_cards
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
 from pipeline.ingest.batch import HandBatch
@@ -106,8 +105,8 @@ def _tables(
                 "n_players": np.bincount(players.hand, minlength=n_hands).astype(np.int64),
                 "rake_total": decimals(rake_total),
                 "recorded_rake_total": decimals(hands.rake_total, valid=hands.has_rake_total),
-                "board_1": _card_texts(batch.boards[:, 0]),
-                "board_2": _card_texts(batch.boards[:, 1]),
+                "board_1": card_texts(batch.boards[:, 0]),
+                "board_2": card_texts(batch.boards[:, 1]),
                 "status": pa.array(np.where(diverged, "diverged", "ok")),
                 "source": hands.source,
             }
@@ -163,13 +162,6 @@ def _spread(values: pa.Array, index: np.ndarray) -> pa.Array:
     return pa.DictionaryArray.from_arrays(pa.array(index, pa.int32()), values)
 
 
-def _card_texts(codes: np.ndarray) -> pa.Array:
-    """'Ah Kd 7c' per row of card codes, joined column-wise by Arrow."""
-    texts = format_cards(codes)
-    columns = [pa.array(texts[:, i], pa.string()) for i in range(texts.shape[1])]
-    return columns[0] if len(columns) == 1 else pc.binary_join_element_wise(*columns, " ")
-
-
 def _substitute_lists(joker_as: np.ndarray) -> pa.Array:
     """list<string> per row: the joker substitutes, null for rows without a joker."""
     held = (joker_as >= 0).sum(axis=1)
@@ -202,7 +194,7 @@ def _rows_table(
                 pa.array([r.name for r in variant.rows]),
                 np.tile(np.arange(n_rows), n_players * n_boards),
             ),
-            "cards": pa.concat_arrays([_card_texts(setting[r.name]) for r in variant.rows]).take(
+            "cards": pa.concat_arrays([card_texts(setting[r.name]) for r in variant.rows]).take(
                 pa.array(_row_order(n_players, n_boards, n_rows))
             ),
             "value_id": pa.array(value.reshape(-1), pa.int16()),

@@ -139,3 +139,24 @@ def format_cards(codes: npt.NDArray[np.integer]) -> npt.NDArray[np.object_]:
     codes = np.asarray(codes)
     padded = np.array([*CANONICAL, None], dtype=object)
     return padded[np.where(codes < 0, len(CANONICAL), codes)]
+
+
+_TEXT_BYTES = np.frombuffer("".join(CANONICAL).encode(), dtype=np.uint8).reshape(-1, 2)
+
+
+def card_texts(codes: npt.NDArray[np.integer]) -> pa.StringArray:
+    """'Ah Kd 7c' per row of a (rows, k) array of codes, built as bytes (no Python strings).
+
+    Every card is two characters, so every text is 3k - 1 bytes long.
+
+    >>> card_texts(np.array([[50, 33], [52, 0]])).to_pylist()
+    ['Ah Td', 'JK 2c']
+    """
+    codes = np.asarray(codes)
+    n, k = codes.shape
+    width = 3 * k - 1
+    text = np.full((n, 3 * k), ord(" "), dtype=np.uint8)
+    text.reshape(n, k, 3)[:, :, :2] = _TEXT_BYTES[codes]
+    data = np.ascontiguousarray(text[:, :width]).reshape(-1)
+    offsets = np.arange(n + 1, dtype=np.int32) * width
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))

@@ -48,9 +48,11 @@ def evaluate_command(
 ) -> None:
     """Evaluate every row of every player on both boards, beside the recorded values."""
     from pipeline.evaluate_file import evaluate_file
+    from pipeline.table_cache import cached_tables
 
     try:
-        report = evaluate_file(hands, limit=limit)
+        with cached_tables():
+            report = evaluate_file(hands, limit=limit)
     except AuditError as error:
         raise fail(error) from None
     typer.echo(report.text)
@@ -134,19 +136,21 @@ def generate_command(
     """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
     from pipeline.generate.run import FORMATS, generate
     from pipeline.progress import Progress
+    from pipeline.table_cache import cached_tables
 
     if fmt not in FORMATS:
         raise fail(AuditError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}."))
-    result = generate(
-        out,
-        tables=tables,
-        hands=hands,
-        seed=seed,
-        jokers=jokers,
-        fault_rate=faults,
-        fmt=fmt,
-        progress=Progress(),
-    )
+    with cached_tables():
+        result = generate(
+            out,
+            tables=tables,
+            hands=hands,
+            seed=seed,
+            jokers=jokers,
+            fault_rate=faults,
+            fmt=fmt,
+            progress=Progress(),
+        )
     listed = (
         f"; {result.faults} faults listed in {result.faults_path}" if result.faults_path else ""
     )

@@ -21,6 +21,7 @@ from pipeline.parallel import audit_blocks
 from pipeline.progress import Progress
 from pipeline.stages import Stages
 from pipeline.store import AuditStore
+from pipeline.table_cache import cached_tables
 
 
 @dataclass
@@ -90,6 +91,19 @@ def verify(
     `workers` threads audit blocks side by side; the output does not depend on it.
     """
     files = input_files(inputs)
+    with cached_tables():
+        return _verify(inputs, files, out_dir, parquet, progress, stages, workers)
+
+
+def _verify(
+    inputs: list[Path],
+    files: list[Path],
+    out_dir: Path,
+    parquet: bool,
+    progress: Progress | None,
+    stages: Stages | None,
+    workers: int,
+) -> RunSummary:
     progress = progress or Progress(enabled=False)
     started = datetime.now(UTC)
     store = AuditStore(out_dir)

@@ -7,12 +7,12 @@ gather per column is far cheaper than numpy reductions along a short axis.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import numpy.typing as npt
 
 from pipeline.cards import JOKER
+from pipeline.evaluator import memo
 from pipeline.evaluator.tables import RANK_KEY, flush_best, multisets, rank5
 
 NO_SUIT = -1
@@ -20,7 +20,7 @@ _SUIT_DIGIT = 8  # suit counts packed as octal digits: up to 7 cards of a suit
 _SUIT_SHIFT = 19  # above every rank key sum of five cards (< 2**19)
 
 
-@cache
+@memo.table
 def card_bit() -> npt.NDArray[np.uint64]:
     """Per card code (and the joker, 52): its bit in a 52-bit card mask (0 for the joker)."""
     bits = np.zeros(JOKER + 1, dtype=np.uint64)
@@ -28,7 +28,7 @@ def card_bit() -> npt.NDArray[np.uint64]:
     return bits
 
 
-@cache
+@memo.table
 def rank_bit_in_suit() -> npt.NDArray[np.int32]:
     """Row (flush suit + 1) x card code -> the card's rank bit if it is of that suit, else 0."""
     table = np.zeros((5, JOKER + 1), dtype=np.int32)
@@ -38,7 +38,7 @@ def rank_bit_in_suit() -> npt.NDArray[np.int32]:
     return table.ravel()
 
 
-@cache
+@memo.table
 def _rank_and_suit_key() -> npt.NDArray[np.int32]:
     """Per card code: its rank key, plus its suit as an octal digit above bit 19.
 
@@ -51,7 +51,7 @@ def _rank_and_suit_key() -> npt.NDArray[np.int32]:
     return key
 
 
-@cache
+@memo.table
 def _flush_suit_of_counts() -> npt.NDArray[np.int8]:
     """Packed suit counts -> the suit held three or more times, else NO_SUIT."""
     packed = np.arange(_SUIT_DIGIT**4)

@@ -14,18 +14,17 @@ explained, without trying substitutes one by one:
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.evaluator import memo
 from pipeline.evaluator.tables import multisets
 from pipeline.evaluator.values import ranks_of
 
 Codes = npt.NDArray[np.int8]
 
 
-@cache
+@memo.table
 def _free_suits() -> tuple[Codes, Codes]:
     """For a 4-bit mask of taken suits: the first and the second free suit (-1: none)."""
     first = np.full(16, -1, dtype=np.int8)
@@ -37,7 +36,7 @@ def _free_suits() -> tuple[Codes, Codes]:
     return first, second
 
 
-@cache
+@memo.table
 def _value_rank_mask() -> npt.NDArray[np.int32]:
     """13-bit mask of the ranks of each value (meaningful for flushes: five distinct ranks)."""
     ranks = ranks_of(np.arange(-1, 7462))[1:].astype(np.int32)

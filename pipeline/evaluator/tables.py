@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.evaluator import memo
 from pipeline.evaluator.values import NO_VALUE, classify, strength_of
 
 N_RANKS = 13
@@ -53,7 +53,7 @@ class Multisets:
         return len(self.ranks)
 
 
-@cache
+@memo.table
 def multisets(size: int) -> Multisets:
     combos = [
         c
@@ -79,7 +79,7 @@ def _with_sentinel(values: npt.NDArray[np.integer], axis: int = -1) -> Values:
     return np.concatenate([values, np.full(shape, NO_VALUE)], axis=axis).astype(np.int16)
 
 
-@cache
+@memo.table
 def rank5() -> Values:
     """Rank-only value of every 5-rank multiset (as if no flush), plus the sentinel."""
     strength = strength_of()
@@ -89,7 +89,7 @@ def rank5() -> Values:
     )
 
 
-@cache
+@memo.table
 def flush_best() -> Values:
     """Best flush (or straight flush) among any five of the ranks in a 13-bit mask."""
     strength = strength_of()
@@ -140,7 +140,7 @@ def _best_with(extra_sums: Index, subset_sums: Index) -> Values:
     return out
 
 
-@cache
+@memo.table
 def board_parts() -> tuple[Values, Values, Values]:
     """Per board multiset: the board alone, one row rank + 4 board, two row ranks + 3 board."""
     alone = rank5()[:-1]
@@ -189,7 +189,7 @@ def _stack_sentinel_row(table: Values) -> Values:
     return np.vstack([table, np.full((1, table.shape[1]), NO_VALUE, dtype=np.int16)])
 
 
-@cache
+@memo.table
 def holdem_rank_tables(size: int) -> RankTables:
     """Rows playing any number of their cards (top: 1 card, middle: 2)."""
     alone, one, two = board_parts()
@@ -205,7 +205,7 @@ def holdem_rank_tables(size: int) -> RankTables:
     return _rank_tables(_stack_sentinel_row(_with_sentinel(base)), size)
 
 
-@cache
+@memo.table
 def omaha_rank_tables() -> RankTables:
     """Four-card rows playing exactly two of their cards with exactly three of the board."""
     _, _, two = board_parts()
@@ -228,7 +228,7 @@ def _rank_tables(base: Values, size: int) -> RankTables:
     return RankTables(tuple(values), tuple(args))
 
 
-@cache
+@memo.table
 def holdem_flush_tables() -> tuple[Values, Values, Values]:
     """Best flush of a suit mask with 0, 1 or 2 jokers added as new ranks of that suit."""
     best = flush_best()
@@ -281,7 +281,7 @@ def _subset_masks(masks: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.int
     return out
 
 
-@cache
+@memo.table
 def omaha_flush_tables() -> OmahaFlushTables:
     best = flush_best()
     board_masks = _masks_with(range(3, 6))

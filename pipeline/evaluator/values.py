@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 from enum import IntEnum
-from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.cards import RANKS
+from pipeline.evaluator import memo
 
 NO_VALUE = -1
 
@@ -85,7 +85,7 @@ def classify(ranks: tuple[int, ...], suited: bool) -> ClassKey:
     return by_shape[tuple(shape)], expanded  # type: ignore[return-value]
 
 
-@cache
+@memo.table
 def all_classes() -> tuple[ClassKey, ...]:
     """Every distinct five-card value, weakest first (index = strength)."""
     keys: set[ClassKey] = set()
@@ -97,7 +97,7 @@ def all_classes() -> tuple[ClassKey, ...]:
     return tuple(sorted(keys, key=lambda k: (int(k[0]), k[1])))
 
 
-@cache
+@memo.table
 def strength_of() -> dict[ClassKey, int]:
     """Map a class key to its strength."""
     return {key: i for i, key in enumerate(all_classes())}
@@ -165,7 +165,7 @@ def _label(cat: Category, r: RankTuple) -> str:
             return f"High Card, {kickers}"
 
 
-@cache
+@memo.table
 def _decoded() -> tuple[
     npt.NDArray[np.int8], npt.NDArray[np.int8], npt.NDArray[np.object_], npt.NDArray[np.object_]
 ]:
@@ -233,7 +233,7 @@ def parse_value(texts: npt.ArrayLike | pa.Array) -> npt.NDArray[np.int16]:
     )
 
 
-@cache
+@memo.table
 def _arrow_columns() -> tuple[pa.Array, pa.Array, pa.Array]:
     """Canonical text, label and category name of every value, as Arrow string columns."""
     _, _, text, label = _decoded()

@@ -42,6 +42,8 @@ def unscaled(decimals: pa.Array) -> Ints:
 
 
 def is_null(column: pa.Array) -> npt.NDArray[np.bool_]:
+    if column.null_count == 0:
+        return np.zeros(len(column), dtype=bool)
     return pc.is_null(column).to_numpy(zero_copy_only=False)
 
 
@@ -70,12 +72,46 @@ def _days_from_civil(y: Ints, m: Ints, d: Ints) -> Ints:
     return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
 
 
-def utc_micros(texts: pa.Array) -> tuple[Ints, npt.NDArray[np.bool_]]:
-    """RFC 3339 texts to microseconds since the epoch (UTC), and where a text is no such time.
+_PLAIN_UTC = np.frombuffer(b"0000-00-00T00:00:00Z", dtype=np.uint8)
+_DIGIT = ord("0") == _PLAIN_UTC
 
-    The parts are read by one regular expression and checked by arithmetic, so a
-    date that does not exist (February 30th) is caught rather than rolled over.
+
+def _plain_utc_parts(texts: pa.Array) -> dict[str, Ints] | None:
+    """The parts of a column whose texts all read 'YYYY-MM-DDTHH:MM:SSZ', from the bytes.
+
+    That is the common shape; anything else (nulls, offsets, fractions) returns None.
     """
+    if len(texts) == 0 or texts.null_count or not pa.types.is_string(texts.type):
+        return None
+    width = len(_PLAIN_UTC)
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[
+        texts.offset : texts.offset + len(texts) + 1
+    ]
+    if not np.all(np.diff(offsets) == width):
+        return None
+    data = np.frombuffer(texts.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    data = data.reshape(-1, width)
+    digits = data[:, _DIGIT] - ord("0")  # uint8: a byte below '0' wraps above 9
+    if (digits > 9).any() or (data[:, ~_DIGIT] != _PLAIN_UTC[~_DIGIT]).any():
+        return None
+    d = digits.astype(np.int64)
+    zero = np.zeros(len(texts), dtype=np.int64)
+    return {
+        "y": d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3],
+        "mo": d[:, 4] * 10 + d[:, 5],
+        "d": d[:, 6] * 10 + d[:, 7],
+        "h": d[:, 8] * 10 + d[:, 9],
+        "mi": d[:, 10] * 10 + d[:, 11],
+        "s": d[:, 12] * 10 + d[:, 13],
+        "oh": zero,
+        "om": zero,
+        "micros": zero,
+        "sign": zero + 1,
+    }
+
+
+def _utc_parts(texts: pa.Array) -> tuple[dict[str, Ints], npt.NDArray[np.bool_]]:
+    """The parts of every text by one regular expression, and where the text has that form."""
     parts = pc.extract_regex(pc.fill_null(texts, ""), _TIMESTAMP)
     ok = pc.is_valid(parts).to_numpy(zero_copy_only=False)
 
@@ -85,35 +121,46 @@ def utc_micros(texts: pa.Array) -> tuple[Ints, npt.NDArray[np.bool_]]:
             pc.cast(pc.if_else(pc.equal(pc.fill_null(text, ""), ""), "0", text), pa.int64())
         )
 
-    y, mo, d = number("y"), number("mo"), number("d")
-    h, mi, sec = number("h"), number("mi"), number("s")
-    oh, om = number("oh"), number("om")
-    leap = ((y % 4 == 0) & (y % 100 != 0)) | (y % 400 == 0)
-    month_ok = (mo >= 1) & (mo <= 12)
-    dim = _DAYS_IN_MONTH[np.where(month_ok, mo, 1)] + ((mo == 2) & leap)
-    ok &= month_ok & (d >= 1) & (d <= dim) & (h <= 23) & (mi <= 59) & (sec <= 59)
-    ok &= (oh <= 23) & (om <= 59)
     frac = pc.utf8_rpad(
         pc.utf8_slice_codeunits(pc.fill_null(pc.struct_field(parts, "frac"), ""), 1, 7),
         6,
         padding="0",
     )
-    micros = ints(pc.cast(frac, pa.int64()))
-    sign = np.where(
-        pc.fill_null(pc.equal(pc.struct_field(parts, "sign"), "-"), False).to_numpy(
-            zero_copy_only=False
-        ),
-        -1,
-        1,
-    )
+    negative = pc.fill_null(pc.equal(pc.struct_field(parts, "sign"), "-"), False)
+    numbers = {name: number(name) for name in ("y", "mo", "d", "h", "mi", "s", "oh", "om")}
+    numbers["micros"] = ints(pc.cast(frac, pa.int64()))
+    numbers["sign"] = np.where(negative.to_numpy(zero_copy_only=False), -1, 1)
+    return numbers, ok
+
+
+def utc_micros(texts: pa.Array) -> tuple[Ints, npt.NDArray[np.bool_]]:
+    """RFC 3339 texts to microseconds since the epoch (UTC), and where a text is no such time.
+
+    The parts are read from the bytes when every text has the plain UTC shape, by a
+    regular expression otherwise, and checked by arithmetic, so a date that does not
+    exist (February 30th) is caught rather than rolled over.
+    """
+    plain = _plain_utc_parts(texts)
+    if plain is None:
+        parts, ok = _utc_parts(texts)
+    else:
+        parts, ok = plain, np.ones(len(texts), dtype=bool)
+    y, mo, d = parts["y"], parts["mo"], parts["d"]
+    h, mi, sec = parts["h"], parts["mi"], parts["s"]
+    oh, om = parts["oh"], parts["om"]
+    leap = ((y % 4 == 0) & (y % 100 != 0)) | (y % 400 == 0)
+    month_ok = (mo >= 1) & (mo <= 12)
+    dim = _DAYS_IN_MONTH[np.where(month_ok, mo, 1)] + ((mo == 2) & leap)
+    ok = ok & month_ok & (d >= 1) & (d <= dim) & (h <= 23) & (mi <= 59) & (sec <= 59)
+    ok &= (oh <= 23) & (om <= 59)
     seconds = (
         _days_from_civil(y, np.where(month_ok, mo, 1), d) * 86400
         + h * 3600
         + mi * 60
         + sec
-        - sign * (oh * 60 + om) * 60
+        - parts["sign"] * (oh * 60 + om) * 60
     )
-    return np.where(ok, seconds * 1_000_000 + micros, 0), ~ok
+    return np.where(ok, seconds * 1_000_000 + parts["micros"], 0), ~ok
 
 
 def decimals(

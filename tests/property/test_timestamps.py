@@ -34,3 +34,21 @@ def test_anything_else_is_refused_or_means_what_datetime_says(text: str) -> None
     _, bad = utc_micros(pa.array([text]))
     if not bad[0]:
         datetime.fromisoformat(text.upper().replace("Z", "+00:00").replace(" ", "T"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(*(st.integers(0, 10**k - 1) for k in (4, 2, 2, 2, 2, 2))).map(
+            lambda p: "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z".format(*p)
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_plain_utc_read_from_bytes_agrees_with_the_regular_expression(texts: list[str]) -> None:
+    # All in the plain shape: read from the bytes. One null more: the regular expression.
+    plain_micros, plain_bad = utc_micros(pa.array(texts))
+    micros, bad = utc_micros(pa.array([*texts, None]))
+    assert plain_bad.tolist() == bad[:-1].tolist()
+    assert plain_micros.tolist() == micros[:-1].tolist()
