@@ -15,6 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.evaluator.values import hand_values
+from pipeline.ingest.batch import ROW_NAMES
 from pipeline.ingest.quarantine import Quarantined
 
 DB_NAME = "audit.duckdb"
@@ -31,11 +32,12 @@ TABLES: dict[str, str] = {
         timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},
         stack_end {MONEY}, recorded_points BIGINT, recorded_won {MONEY},
         recorded_rake {MONEY}, recorded_net {MONEY}, recorded_stack_end {MONEY}""",
-    # `rows` is a view: the row values are stored as small integers, and their
+    # `rows` is a view: each player's row values are stored once per player, as small
+    # integers (board-major: board 1 top, middle, bottom, then board 2), and their
     # text, category and label come from the 7,462 `hand_values` once each.
     "row_values": """
-        hand_id VARCHAR, seat BIGINT, board BIGINT, "row" VARCHAR, cards VARCHAR,
-        value_id SMALLINT, joker_as VARCHAR[]""",
+        hand_id VARCHAR, seat BIGINT, top VARCHAR, middle VARCHAR, bottom VARCHAR,
+        value_ids SMALLINT[6], joker_as VARCHAR[][]""",
     "hand_values": """
         value_id SMALLINT, value VARCHAR, category VARCHAR, label VARCHAR""",
     "settlements": f"""
@@ -56,10 +58,19 @@ TABLES: dict[str, str] = {
 }
 
 
-ROWS_VIEW = """
+_ROW_KEYS = ", ".join(
+    f"({board * len(ROW_NAMES) + i + 1}, {board + 1}, '{name}')"
+    for board in range(2)
+    for i, name in enumerate(ROW_NAMES)
+)
+ROWS_VIEW = f"""
 CREATE VIEW rows AS
-SELECT r.hand_id, r.seat, r.board, r."row", r.cards, v.value, v.category, v.label, r.joker_as
-FROM row_values r JOIN hand_values v USING (value_id)
+SELECT r.hand_id, r.seat, k.board, k."row",
+       CASE k."row" WHEN 'top' THEN r.top WHEN 'middle' THEN r.middle ELSE r.bottom END AS cards,
+       v.value, v.category, v.label, r.joker_as[k.i] AS joker_as
+FROM row_values r
+CROSS JOIN (VALUES {_ROW_KEYS}) AS k(i, board, "row")
+JOIN hand_values v ON v.value_id = r.value_ids[k.i]
 """
 # What a user sees: the tables of audit-output.md (rows being the view) and the seats sat out.
 PUBLISHED = (
