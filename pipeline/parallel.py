@@ -35,10 +35,16 @@ class AuditedBlock:
         return len(self.hand_ids)
 
 
-def audit_block(block: Block, seen: set[str], stages: Stages = NO_STAGES) -> AuditedBlock:
-    """Decode, validate and audit one block; `seen` holds the hand ids verified before it."""
+def audit_block(
+    block: Block, seen: set[str], stages: Stages = NO_STAGES, alone: bool = True
+) -> AuditedBlock:
+    """Decode, validate and audit one block; `seen` holds the hand ids verified before it.
+
+    `alone`: no other block is being audited at the same time, so the readers may
+    use threads of their own.
+    """
     with stages.stage("ingest and validation"):
-        batch, rejects = validate(decode(block), seen)
+        batch, rejects = validate(decode(block, threads=alone), seen)
     audit = audit_batch(batch, stages=stages) if len(batch) else None
     ids = frozenset(audit.hands["hand_id"].to_pylist()) if audit else frozenset()
     return AuditedBlock(audit, ids, rejects)
@@ -67,7 +73,7 @@ def audit_blocks(
     with ThreadPoolExecutor(workers, thread_name_prefix="audit") as pool:
         try:
             for block in blocks:
-                pending.append((block, pool.submit(audit_block, block, set(), stages)))
+                pending.append((block, pool.submit(audit_block, block, set(), stages, False)))
                 if len(pending) > workers:
                     yield settle(*pending.popleft())
             while pending:

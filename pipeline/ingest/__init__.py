@@ -39,12 +39,16 @@ def blocks(paths: list[Path]) -> Iterator[Block]:
         yield from read_blocks(path)
 
 
-def decode(block: Block) -> Decoded:
-    """A block's records in the canonical schema; an unreadable file is all rejects."""
+def decode(block: Block, threads: bool = True) -> Decoded:
+    """A block's records in the canonical schema; an unreadable file is all rejects.
+
+    `threads`: let Arrow's readers use their own threads (off when several blocks are
+    decoded side by side, which keeps the cores from being oversubscribed).
+    """
     if isinstance(block, Quarantined):
         return Decoded(schema().empty_table(), [], [], [block])
     if isinstance(block, LinesBlock):
-        return decode_lines(block)
+        return decode_lines(block, threads)
     if isinstance(block, ObjectsBlock):
         return decode_objects(block)
     return decode_arrow(block)

@@ -173,7 +173,7 @@ def _plain_decimals(table: pa.Table) -> bool:
     return True
 
 
-def _fast_lines(lines: list[bytes]) -> pa.Table | None:
+def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
     """The block through Arrow's JSON reader, or None if the models might read it otherwise.
 
     Amounts are read as text first: a JSON number where text is expected (an amount
@@ -181,11 +181,15 @@ def _fast_lines(lines: list[bytes]) -> pa.Table | None:
     """
     data = b"\n".join(lines)
     try:
-        data.decode("utf-8")  # Arrow does not check the text of strings
+        if not data.isascii():
+            data.decode("utf-8")  # Arrow does not check the text of strings
         table = pj.read_json(
             io.BytesIO(data),
-            # Threads split the block in chunks of whole lines; both cores parse.
-            read_options=pj.ReadOptions(use_threads=True, block_size=max(1 << 20, len(data) // 2)),
+            # Threads split the block in chunks of whole lines, for when blocks are read
+            # one at a time; with worker threads, each parses its own block alone.
+            read_options=pj.ReadOptions(
+                use_threads=threads, block_size=max(1 << 20, len(data) // 2)
+            ),
             parse_options=pj.ParseOptions(
                 explicit_schema=_text_schema(), unexpected_field_behavior="ignore"
             ),
@@ -208,14 +212,14 @@ def _concat(parts: list[Decoded]) -> Decoded:
     )
 
 
-def decode_lines(block: LinesBlock) -> Decoded:
+def decode_lines(block: LinesBlock, threads: bool = True) -> Decoded:
     sources = [f"{block.path}:{n}" for n in block.line_numbers]
     parts: list[Decoded] = []
     pending = [(0, len(block.lines))]  # halves still to read, in order (no recursion: no cycles)
     while pending:
         lo, hi = pending.pop()
         lines = block.lines[lo:hi]
-        table = _fast_lines(lines)
+        table = _fast_lines(lines, threads)
         if table is not None:
             parts.append(Decoded(table, sources[lo:hi], list(lines), []))
         elif hi - lo <= _SMALLEST_FAST:

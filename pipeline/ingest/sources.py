@@ -29,6 +29,7 @@ SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".parquet")
 LINES_PER_BLOCK = 8192
 ROWS_PER_BATCH = 16384
 _CHUNK = 1 << 20
+_READ_SIZE = 1 << 23
 
 
 class InputError(AuditError):
@@ -142,18 +143,28 @@ def _unreadable(source: str, what: str, raw: bytes | None = None) -> Quarantined
 
 
 def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[Block]:
+    # Read in large chunks and split in memory: reading line by line hands the GIL
+    # back and forth at every small read, which starves this thread beside workers.
     numbers: list[int] = []
     lines: list[bytes] = []
     n = 0
+    pending = b""
     try:
-        for n, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            numbers.append(n)
-            lines.append(line.rstrip(b"\r\n"))
-            if len(lines) >= LINES_PER_BLOCK:
-                yield LinesBlock(name, numbers, lines)
-                numbers, lines = [], []
+        while True:
+            chunk = stream.read(_READ_SIZE)
+            pieces = (pending + chunk).split(b"\n")
+            pending = pieces.pop() if chunk else b""
+            for line in pieces:
+                n += 1
+                if not line.strip():
+                    continue
+                numbers.append(n)
+                lines.append(line.rstrip(b"\r"))
+                if len(lines) >= LINES_PER_BLOCK:
+                    yield LinesBlock(name, numbers, lines)
+                    numbers, lines = [], []
+            if not chunk:
+                break
     except (OSError, EOFError, zlib.error) as error:
         if lines:
             yield LinesBlock(name, numbers, lines)
