@@ -62,14 +62,17 @@ FROM (SELECT DISTINCT table_id, hand_no, hand_id, quarantined FROM appearances)
 WINDOW w AS (PARTITION BY table_id ORDER BY hand_no, hand_id)
 """
 
-_PREVIOUS = """
+# Each player's previous appearance at the table, kept only where a rule may fail.
+_PREVIOUS = f"""
 CREATE OR REPLACE TEMP TABLE previous AS
-SELECT a.*,
+SELECT hand_id, table_id, seat, player_id, point_value, stack_start, add_on, quarantined,
        lag(stack_end) OVER w AS previous_end,
        lag(hand_id) OVER w AS previous_hand,
        lag(quarantined) OVER w AS previous_quarantined
-FROM appearances a
+FROM appearances
 WINDOW w AS (PARTITION BY table_id, player_id ORDER BY hand_no, hand_id)
+QUALIFY NOT quarantined AND previous_end IS NOT NULL
+    AND (previous_end < {RULES.floor_points} * point_value OR stack_start <> previous_end + add_on)
 """
 
 
@@ -115,17 +118,17 @@ LARGEST_GROUP = _insert(
         FROM hands h JOIN sitting_out s USING (hand_id)
         WHERE s.reason = 'short' AND s.stack >= {RULES.floor_points} * h.point_value
     ),
-    groups AS (
-        SELECT c.hand_id, c.table_id, c.n_players, k.k,
-               count(*) FILTER (WHERE c.stack >= {RULES.cover_points} * (k.k - 1) * c.point_value)
-                   AS able
-        FROM candidates c
-        CROSS JOIN range({RULES.min_players}, {RULES.max_players + 1}) AS k(k)
-        GROUP BY ALL
+    ranked AS (  -- a group of k can play when the k-th largest stack covers k - 1 others
+        SELECT hand_id, table_id, n_players, point_value, stack,
+               row_number() OVER (PARTITION BY hand_id ORDER BY stack DESC) AS k
+        FROM candidates
     ),
     largest AS (
         SELECT hand_id, table_id, n_players, max(k) AS k
-        FROM groups WHERE able >= k GROUP BY ALL
+        FROM ranked
+        WHERE k BETWEEN {RULES.min_players} AND {RULES.max_players}
+          AND stack >= {RULES.cover_points} * (k - 1) * point_value
+        GROUP BY ALL
     )
     SELECT hand_id, table_id, NULL::BIGINT AS seat, k::VARCHAR AS expected,
            n_players::VARCHAR AS recorded,
