@@ -65,13 +65,15 @@ def measure(path: Path, out: Path, workers: int) -> None:
     started = time.perf_counter()
     summary = verify([path], out, stages=stages, workers=workers)
     seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
     print(
         json.dumps(
             {
                 "hands": summary.accounting.verified,
                 "seconds": seconds,
                 "stages": stages.seconds,
-                "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "cpu_seconds": usage.ru_utime + usage.ru_stime,
+                "peak_mb": usage.ru_maxrss / 1024,
             }
         )
     )
@@ -97,8 +99,22 @@ def main() -> None:
         f"{platform.machine()}, {os.cpu_count()} cores, {a.workers} workers, "
         f"Python {platform.python_version()}"
     )
+    configs = [
+        (f"{name}, {workers} worker{'s' if workers > 1 else ''}", path, workers)
+        for name, path in (("JSON Lines", jsonl), ("Parquet", parquet))
+        for workers in sorted({1, a.workers})
+    ]
     rows = []
-    for name, path in (("JSON Lines", jsonl), ("Parquet", parquet)):
+    base_rates = []
+    sys.path.insert(0, str(ROOT))
+    from scripts import baseline
+
+    for _ in range(a.repeat):
+        # The baseline between our runs, so both see the same machine noise.
+        started = time.perf_counter()
+        done = baseline.run(jsonl, a.baseline_hands)
+        base_rates.append(done / (time.perf_counter() - started))
+    for name, path, workers in configs:
         runs = []
         for _ in range(a.repeat):
             finished = subprocess.run(
@@ -109,7 +125,7 @@ def main() -> None:
                     str(path),
                     str(a.out / "audit"),
                     "--workers",
-                    str(a.workers),
+                    str(workers),
                 ],
                 capture_output=True,
                 text=True,
@@ -117,29 +133,33 @@ def main() -> None:
                 cwd=ROOT,
             )
             runs.append(json.loads(finished.stdout.splitlines()[-1]))
-        best = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+        middle = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
         rate = statistics.median(r["hands"] / r["seconds"] for r in runs)
-        rows.append((name, rate, best, max(r["peak_mb"] for r in runs)))
+        rows.append((name, rate, middle, max(r["peak_mb"] for r in runs)))
+    base_rate = statistics.median(base_rates)
 
-    sys.path.insert(0, str(ROOT))
-    from scripts import baseline
-
-    started = time.perf_counter()
-    done = baseline.run(jsonl, a.baseline_hands)
-    base_rate = done / (time.perf_counter() - started)
-
+    stages = list(rows[0][2]["stages"])
     print(
-        "\n| input | hands/s | x baseline | peak RSS MB | "
-        + " | ".join(rows[0][2]["stages"])
+        "\n| input | hands/s | x baseline | seconds | cores busy | peak RSS MB | "
+        + " | ".join(stages)
         + " |"
     )
-    print("| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in rows[0][2]["stages"]) + " |")
+    print("| --- | " + " | ".join("---:" for _ in range(5 + len(stages))) + " |")
     for name, rate, run, peak in rows:
-        stage_text = " | ".join(f"{run['stages'].get(k, 0):.1f} s" for k in rows[0][2]["stages"])
-        print(f"| {name} | {rate:,.0f} | {rate / base_rate:.1f} | {peak:,.0f} | {stage_text} |")
+        stage_text = " | ".join(f"{run['stages'].get(k, 0):.1f} s" for k in stages)
+        print(
+            f"| {name} | {rate:,.0f} | {rate / base_rate:.1f} | {run['seconds']:.1f} | "
+            f"{run['cpu_seconds'] / run['seconds']:.2f} | {peak:,.0f} | {stage_text} |"
+        )
     print(
-        f"| baseline (per-hand Python, phevaluator API, Decimal; first {done:,} hands) | "
-        f"{base_rate:,.0f} | 1.0 | | " + " | ".join("" for _ in rows[0][2]["stages"]) + " |"
+        f"| baseline (per-hand Python, phevaluator API, Decimal; first {a.baseline_hands:,} "
+        f"hands; runs {', '.join(f'{r:,.0f}' for r in base_rates)}) | {base_rate:,.0f} | 1.0 | "
+        + " | ".join("" for _ in range(3 + len(stages)))
+        + " |"
+    )
+    print(
+        "\nMedians of the runs. Stage seconds are summed over the worker threads, so with "
+        "several workers they add up to more than the run's seconds."
     )
 
 
