@@ -7,9 +7,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.ingest.batch import HandBatch
-from pipeline.ingest.decode import Decoded, decode_arrow, decode_lines, decode_objects, schema
+from pipeline.ingest.decode import (
+    Decoded,
+    concat,
+    decode_arrow,
+    decode_lines,
+    decode_objects,
+    schema,
+)
 from pipeline.ingest.quarantine import Check, Quarantined
-from pipeline.ingest.sources import Block, LinesBlock, ObjectsBlock, input_files, read_blocks
+from pipeline.ingest.sources import (
+    Block,
+    LinesBlock,
+    ObjectsBlock,
+    RowGroupsBlock,
+    input_files,
+    read_blocks,
+)
 from pipeline.ingest.validate import validate
 
 
@@ -45,6 +59,8 @@ def decode(block: Block, threads: bool = True) -> Decoded:
     `threads`: let Arrow's readers use their own threads (off when several blocks are
     decoded side by side, which keeps the cores from being oversubscribed).
     """
+    if isinstance(block, RowGroupsBlock):
+        return concat([decode(part, threads) for part in block.read()])
     if isinstance(block, Quarantined):
         return Decoded(schema().empty_table(), [], [], [block])
     if isinstance(block, LinesBlock):

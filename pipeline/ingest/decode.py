@@ -201,7 +201,7 @@ def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
     return table.cast(schema())
 
 
-def _concat(parts: list[Decoded]) -> Decoded:
+def concat(parts: list[Decoded]) -> Decoded:
     if len(parts) == 1:
         return parts[0]
     return Decoded(
@@ -227,7 +227,7 @@ def decode_lines(block: LinesBlock, threads: bool = True) -> Decoded:
         else:
             mid = (lo + hi) // 2
             pending += [(mid, hi), (lo, mid)]
-    return _concat(parts)
+    return concat(parts)
 
 
 def decode_objects(block: ObjectsBlock) -> Decoded:

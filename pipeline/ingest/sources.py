@@ -60,10 +60,44 @@ class ArrowBlock:
 
     path: str
     first_row: int
-    batch: pa.RecordBatch
+    batch: pa.RecordBatch | pa.Table
 
 
-Block = LinesBlock | ObjectsBlock | ArrowBlock | Quarantined
+@dataclass(frozen=True)
+class RowGroupsBlock:
+    """Whole row groups of a Parquet file, numbered from `first_row`, not read yet:
+    the thread that audits the block reads them."""
+
+    path: str
+    first_row: int
+    row_groups: tuple[int, ...]
+
+    def read(self) -> list[ArrowBlock | Quarantined]:
+        """The rows, or, if some row group cannot be read, the others and a reject each."""
+        try:
+            parquet = pq.ParquetFile(self.path, pre_buffer=False)
+        except (pa.ArrowException, OSError) as error:  # gone or changed since it was listed
+            return [_unreadable(self.path, f"from row {self.first_row} cannot be read ({error})")]
+        try:
+            return [ArrowBlock(self.path, self.first_row, parquet.read_row_groups(self.row_groups))]
+        except (pa.ArrowException, OSError):
+            pass  # read them one by one, to keep every row group that can be read
+        parts: list[ArrowBlock | Quarantined] = []
+        row = self.first_row
+        for group in self.row_groups:
+            try:
+                parts.append(ArrowBlock(self.path, row, parquet.read_row_group(group)))
+            except (pa.ArrowException, OSError) as error:
+                parts.append(
+                    _unreadable(
+                        self.path, f"row group {group} (from row {row}) cannot be read ({error})"
+                    )
+                )
+            row += parquet.metadata.row_group(group).num_rows
+        return parts
+
+
+Block = LinesBlock | ObjectsBlock | ArrowBlock | RowGroupsBlock | Quarantined
 
 
 def input_files(paths: list[Path]) -> list[Path]:
@@ -263,9 +297,25 @@ def _document_blocks(name: str, stream: IO[bytes]) -> Iterator[Block]:
 
 def _parquet_blocks(path: Path) -> Iterator[Block]:
     try:
-        parquet = pq.ParquetFile(path)
+        # pre_buffer off: buffering ahead keeps every column chunk read so far alive
+        # until the reader finishes, so memory grew with the file.
+        parquet = pq.ParquetFile(path, pre_buffer=False)
     except (pa.ArrowException, OSError) as error:
         yield _unreadable(str(path), f"is not a readable Parquet file ({error})")
+        return
+    meta = parquet.metadata
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    if sizes and max(sizes) <= 4 * ROWS_PER_BATCH:
+        # Row groups of a modest size: whoever audits a block reads it (a worker).
+        row, group = 1, 0
+        while group < len(sizes):
+            first = group
+            rows = 0
+            while group < len(sizes) and (rows == 0 or rows + sizes[group] <= ROWS_PER_BATCH):
+                rows += sizes[group]
+                group += 1
+            yield RowGroupsBlock(str(path), row, tuple(range(first, group)))
+            row += rows
         return
     row = 1
     try:

@@ -7,8 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from pipeline.ingest.decode import decode_lines
+from pipeline.ingest.sources import read_blocks
 from tests.unit.ingest.helpers import ingest, valid_hand, write_lines
 
 
@@ -139,4 +143,26 @@ def test_whole_files_that_cannot_be_read(tmp_path: Path) -> None:
         "empty.jsonl",
     }
     assert accounting.verified >= 1  # the whole first hand of broken.json, and what gzip gave
+    assert accounting.read == accounting.verified + accounting.quarantined
+
+
+def test_a_corrupt_parquet_row_group_loses_only_its_rows(tmp_path: Path) -> None:
+    hands = [{**valid_hand(), "hand_id": f"g{i}"} for i in range(6)]
+    lines = write_lines(tmp_path / "h.jsonl", [json.dumps(h) for h in hands])
+    table = pa.concat_tables([decode_lines(b).table for b in read_blocks(lines)])  # type: ignore[arg-type]
+    path = tmp_path / "h.parquet"
+    pq.write_table(table, path, row_group_size=2)
+    # Spoil the compressed pages of the second row group's first column.
+    chunk = pq.ParquetFile(path).metadata.row_group(1).column(0)
+    data = bytearray(path.read_bytes())
+    start = chunk.data_page_offset
+    data[start : start + chunk.total_compressed_size] = b"\xff" * chunk.total_compressed_size
+    path.write_bytes(bytes(data))
+    lines.unlink()
+
+    batches, rejects, accounting = ingest(path)
+    assert [q.check for q in rejects] == ["unreadable"]
+    assert "row group 1 (from row 3)" in rejects[0].message
+    verified = [h for b in batches for h in b.hands.hand_id.to_pylist()]
+    assert verified == ["g0", "g1", "g4", "g5"]
     assert accounting.read == accounting.verified + accounting.quarantined
