@@ -60,7 +60,7 @@ def decode(block: Block, threads: bool = True) -> Decoded:
     decoded side by side, which keeps the cores from being oversubscribed).
     """
     if isinstance(block, RowGroupsBlock):
-        return concat([decode(part, threads) for part in block.read()])
+        return concat([decode(part, threads) for part in block.read(threads)])
     if isinstance(block, Quarantined):
         return Decoded(schema().empty_table(), [], [], [block])
     if isinstance(block, LinesBlock):

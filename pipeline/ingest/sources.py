@@ -72,21 +72,29 @@ class RowGroupsBlock:
     first_row: int
     row_groups: tuple[int, ...]
 
-    def read(self) -> list[ArrowBlock | Quarantined]:
+    def read(self, threads: bool = True) -> list[ArrowBlock | Quarantined]:
         """The rows, or, if some row group cannot be read, the others and a reject each."""
         try:
             parquet = pq.ParquetFile(self.path, pre_buffer=False)
         except (pa.ArrowException, OSError) as error:  # gone or changed since it was listed
             return [_unreadable(self.path, f"from row {self.first_row} cannot be read ({error})")]
         try:
-            return [ArrowBlock(self.path, self.first_row, parquet.read_row_groups(self.row_groups))]
+            return [
+                ArrowBlock(
+                    self.path,
+                    self.first_row,
+                    parquet.read_row_groups(self.row_groups, use_threads=threads),
+                )
+            ]
         except (pa.ArrowException, OSError):
             pass  # read them one by one, to keep every row group that can be read
         parts: list[ArrowBlock | Quarantined] = []
         row = self.first_row
         for group in self.row_groups:
             try:
-                parts.append(ArrowBlock(self.path, row, parquet.read_row_group(group)))
+                parts.append(
+                    ArrowBlock(self.path, row, parquet.read_row_group(group, use_threads=threads))
+                )
             except (pa.ArrowException, OSError) as error:
                 parts.append(
                     _unreadable(
