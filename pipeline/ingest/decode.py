@@ -188,7 +188,8 @@ def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
             # Threads split the block in chunks of whole lines, for when blocks are read
             # one at a time; with worker threads, each parses its own block alone.
             read_options=pj.ReadOptions(
-                use_threads=threads, block_size=max(1 << 20, len(data) // 2)
+                use_threads=threads,
+                block_size=max(1 << 20, len(data) // 2 if threads else len(data) + 1),
             ),
             parse_options=pj.ParseOptions(
                 explicit_schema=_text_schema(), unexpected_field_behavior="ignore"

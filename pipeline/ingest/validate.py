@@ -349,7 +349,9 @@ def _raw(decoded: Decoded, i: int) -> str | None:
 
 def validate(decoded: Decoded, seen: set[str]) -> tuple[hb.HandBatch, list[Quarantined]]:
     """Split decoded records into a HandBatch and quarantine rows; `seen` holds verified ids."""
-    table = decoded.table
+    # One chunk per column, once: the column reads below would otherwise each copy the
+    # chunks of a nested column together again.
+    table = decoded.table.combine_chunks()
     quarantined = list(decoded.quarantined)
     ok = np.ones(table.num_rows, dtype=bool)
     for i in np.flatnonzero(schema_suspects(table)) if table.num_rows else []:
