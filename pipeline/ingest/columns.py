@@ -10,10 +10,17 @@ import pyarrow.compute as pc
 Ints = npt.NDArray[np.int64]
 
 
+def whole(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """The column as one array; a column of one chunk is that chunk, not a copy of it
+    (`ChunkedArray.combine_chunks` copies even then)."""
+    if not isinstance(column, pa.ChunkedArray):
+        return column
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
 def children(lists: pa.Array) -> tuple[pa.Array, npt.NDArray[np.int64]]:
     """The values of a list column and, for each, the index of the list it belongs to."""
-    if isinstance(lists, pa.ChunkedArray):
-        lists = lists.combine_chunks()
+    lists = whole(lists)
     values = pc.list_flatten(lists)
     parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
     return values, parents
@@ -30,8 +37,7 @@ def unscaled(decimals: pa.Array) -> Ints:
     The values fit in 64 bits (precision 18), so the low word of each 128-bit value
     is the number itself: read from the buffer, never through a float.
     """
-    if isinstance(decimals, pa.ChunkedArray):
-        decimals = decimals.combine_chunks()
+    decimals = whole(decimals)
     if not pa.types.is_decimal(decimals.type):
         raise TypeError(f"expected a decimal column, got {decimals.type}")
     words = np.frombuffer(decimals.buffers()[1], dtype=np.int64)

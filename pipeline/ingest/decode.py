@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 from pydantic import ValidationError
 
+from pipeline.ingest.columns import whole
 from pipeline.ingest.quarantine import Check, Quarantined, raw_text
 from pipeline.ingest.schema import MONEY_SCALE, MONEY_TEXT, RATE_TEXT, Hand, arrow_schema
 from pipeline.ingest.sources import ArrowBlock, LinesBlock, ObjectsBlock, loads
@@ -165,7 +166,7 @@ def _decimal_texts(column: pa.Array, dtype: pa.DataType) -> list[tuple[pa.Array,
 def _plain_decimals(table: pa.Table) -> bool:
     """Whether every amount read as text is a plain decimal the models accept."""
     for f in schema():
-        for texts, dtype in _decimal_texts(table[f.name].combine_chunks(), f.type):
+        for texts, dtype in _decimal_texts(whole(table[f.name]), f.type):
             pattern = MONEY_TEXT if dtype.scale == MONEY_SCALE else RATE_TEXT
             ok = pc.match_substring_regex(texts, f"^(?:{pattern.pattern})$")
             if pc.any(pc.invert(ok)).as_py():

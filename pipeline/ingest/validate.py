@@ -25,7 +25,16 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ValidationError
 
 from pipeline.cards import INVALID, JOKER, format_cards, try_parse
 from pipeline.ingest import batch as hb
-from pipeline.ingest.columns import children, field, ints, is_null, lengths, unscaled, utc_micros
+from pipeline.ingest.columns import (
+    children,
+    field,
+    ints,
+    is_null,
+    lengths,
+    unscaled,
+    utc_micros,
+    whole,
+)
 from pipeline.ingest.decode import Decoded, schema_message
 from pipeline.ingest.quarantine import Check, Quarantined, raw_text
 from pipeline.ingest.schema import Exactly, Hand, to_timestamp
@@ -136,7 +145,7 @@ def schema_suspects(table: pa.Table) -> Flags:
     """Records the schema layer cannot pass; the models then judge each of them."""
     suspect = np.zeros(table.num_rows, dtype=bool)
     structs = pa.StructArray.from_arrays(
-        [c.combine_chunks() for c in table.columns], names=table.column_names
+        [whole(c) for c in table.columns], names=table.column_names
     )
     _check_model(Hand, structs, np.arange(table.num_rows), suspect)
     return suspect
@@ -158,7 +167,7 @@ class _Cards:
 
 def _read_cards(table: pa.Table, players: pa.Array) -> _Cards:
     n = table.num_rows
-    boards_flat = pc.list_flatten(pc.list_flatten(table["boards"].combine_chunks()))
+    boards_flat = pc.list_flatten(pc.list_flatten(whole(table["boards"])))
     boards = try_parse(boards_flat).reshape(n, 2, 5)
     row_codes = {}
     row_lengths = {}
@@ -428,25 +437,25 @@ def to_batch(
     """Columns of validated records (the checks above hold for every row)."""
     players, hand_of, cards = read or _read_cards_of(table)
     n_players = len(hand_of)
-    variant = table["variant"].combine_chunks()
+    variant = whole(table["variant"])
     settlements, settled_hand = children(table["settlements"])
     sitting, sitting_hand = children(table["sitting_out"])
     rows, row_player = children(field(players, "rows"))
     return hb.HandBatch(
         hands=hb.Hands(
-            hand_id=table["hand_id"].combine_chunks(),
-            table_id=table["table_id"].combine_chunks(),
+            hand_id=whole(table["hand_id"]),
+            table_id=whole(table["table_id"]),
             hand_no=ints(table["hand_no"]),
-            started_at=utc_micros(table["started_at"].combine_chunks())[0],
+            started_at=utc_micros(whole(table["started_at"]))[0],
             variant=variant,
             jokers=pc.equal(variant, "taiwanese_jokers").to_numpy(zero_copy_only=False),
-            currency=pc.fill_null(table["currency"], "USD").combine_chunks(),
+            currency=whole(pc.fill_null(table["currency"], "USD")),
             point_value=unscaled(table["point_value"]),
             rake_rate=unscaled(table["rake_rate"]),
             rake_cap=unscaled(table["rake_cap"]),
             rake_total=unscaled(table["rake_total"]),
-            has_rake_total=~is_null(table["rake_total"].combine_chunks()),
-            has_settlements=~is_null(table["settlements"].combine_chunks()),
+            has_rake_total=~is_null(whole(table["rake_total"])),
+            has_settlements=~is_null(whole(table["settlements"])),
             source=pa.array(sources, type=pa.string()),
         ),
         boards=cards.boards,
