@@ -37,7 +37,12 @@ def cache_dir() -> Path | None:
     setting = os.environ.get("HANDAUDIT_CACHE")
     if setting is not None:
         return None if setting.strip().lower() in ("", "off", "0", "no") else Path(setting)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:  # no home directory to be found: no cache
+            return None
     return Path(base) / "handaudit"
 
 
