@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-fast lint bench bench-eval sample clean
+.PHONY: install demo test test-fast lint bench bench-eval profile sample clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,14 @@ test-fast: $(STAMP)
 # End to end on 200,000 generated hands, JSON Lines and Parquet, beside a per-hand baseline.
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_pipeline.py --hands 200000
+
+# Where the time of one run goes, thread by thread: a flame graph of `verify` on the
+# bench's 200,000 Parquet hands, in bench/profile.svg (py-spy samples the process).
+profile: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[profile]'
+	$(BIN)/python scripts/bench_pipeline.py --hands 200000 --data-only
+	$(BIN)/py-spy record --threads --rate 200 -o bench/profile.svg -- $(BIN)/python \
+		scripts/bench_pipeline.py --measure bench/pipeline-200000/parquet/hands.parquet bench/audit
 
 bench-eval: $(STAMP)
 	$(BIN)/python scripts/bench_evaluator.py --rows 1000000

@@ -86,6 +86,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "bench")
     ap.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4))
+    ap.add_argument("--data-only", action="store_true", help="generate the data set and stop")
     ap.add_argument("--measure", nargs=2, type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.measure:
@@ -94,6 +95,9 @@ def main() -> None:
         return
     a.out.mkdir(exist_ok=True)
     jsonl, parquet = data_set(a.hands, a.out)
+    if a.data_only:
+        print(f"{jsonl}\n{parquet}")
+        return
     print(
         f"# handaudit end to end, {a.hands:,} hands, median of {a.repeat}; {date.today()}, "
         f"{platform.machine()}, {os.cpu_count()} cores, {a.workers} workers, "
