@@ -111,3 +111,15 @@ def test_explain_walks_through_a_hand(tmp_path: Path) -> None:
     assert "was quarantined" in quarantined.stdout and "'1h'" in quarantined.stdout
     unknown = handaudit("explain", "nope", "--db", db)
     assert unknown.returncode == 2 and "not in" in unknown.stderr
+
+
+def test_workers_is_an_option_with_a_floor(tmp_path: Path) -> None:
+    source = str(SHARED_EXAMPLES / "faults" / "hands.jsonl")
+    one = handaudit("verify", source, "--out", str(tmp_path / "one"), "--workers", "1")
+    two = handaudit("verify", source, "--out", str(tmp_path / "two"), "--workers", "2")
+    assert one.returncode == two.returncode == 1
+    # The summaries agree but for the time line.
+    assert one.stdout.splitlines()[1:-1] == two.stdout.splitlines()[1:-1]
+    none = handaudit("verify", source, "--out", str(tmp_path / "none"), "--workers", "0")
+    assert none.returncode == 2
+    assert "--workers" in none.stderr and "Traceback" not in none.stderr
