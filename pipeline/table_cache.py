@@ -95,7 +95,8 @@ def save() -> None:
 @contextmanager
 def cached_tables() -> Iterator[None]:
     """Restore the evaluator's tables before the work, and save any new ones after it."""
-    before = load()
+    load()
+    before = len(memo.built())
     yield
-    if len(memo.built()) > before:
+    if len(memo.built()) > before:  # this work built tables the file did not have
         save()

@@ -32,8 +32,10 @@ def test_cold_and_warm_runs_agree_and_a_spoilt_cache_is_rebuilt(tmp_path: Path) 
     (saved,) = tmp_path.glob("evaluator-tables-*.pickle")
     assert not list(tmp_path.glob("*.partial"))
 
+    written = saved.stat().st_mtime_ns
     warm = evaluate(str(tmp_path))
     assert warm.stdout == cold.stdout
+    assert saved.stat().st_mtime_ns == written  # nothing new built, nothing written
 
     saved.write_bytes(saved.read_bytes()[:1000])  # cut short
     spoilt = evaluate(str(tmp_path))
