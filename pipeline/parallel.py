@@ -27,18 +27,15 @@ from pipeline.stages import NO_STAGES, Stages
 @dataclass(frozen=True)
 class AuditedBlock:
     audit: BatchAudit | None  # None when no record of the block was verified
-    hand_ids: frozenset[str]  # the hands verified
+    verified: int
     rejects: list[Quarantined]
-
-    @property
-    def verified(self) -> int:
-        return len(self.hand_ids)
 
 
 def audit_block(
     block: Block, seen: set[str], stages: Stages = NO_STAGES, alone: bool = True
 ) -> AuditedBlock:
-    """Decode, validate and audit one block; `seen` holds the hand ids verified before it.
+    """Decode, validate and audit one block; `seen` holds the hand ids verified before it,
+    and gains those verified in it.
 
     `alone`: no other block is being audited at the same time, so the readers may
     use threads of their own.
@@ -46,8 +43,13 @@ def audit_block(
     with stages.stage("ingest and validation"):
         batch, rejects = validate(decode(block, threads=alone), seen)
     audit = audit_batch(batch, stages=stages) if len(batch) else None
-    ids = frozenset(audit.hands["hand_id"].to_pylist()) if audit else frozenset()
-    return AuditedBlock(audit, ids, rejects)
+    return AuditedBlock(audit, len(batch), rejects)
+
+
+def _audit_first(block: Block, stages: Stages) -> tuple[AuditedBlock, set[str]]:
+    """The block audited as if no hand were read before it, and the ids it verified."""
+    ids: set[str] = set()
+    return audit_block(block, ids, stages, alone=False), ids
 
 
 def audit_blocks(
@@ -60,20 +62,20 @@ def audit_blocks(
             yield audit_block(block, seen, stages)
         return
 
-    def settle(block: Block, future: Future[AuditedBlock]) -> AuditedBlock:
-        audited = future.result()
-        if seen.isdisjoint(audited.hand_ids):
-            seen.update(audited.hand_ids)
+    def settle(block: Block, future: Future[tuple[AuditedBlock, set[str]]]) -> AuditedBlock:
+        audited, ids = future.result()
+        if seen.isdisjoint(ids):
+            seen.update(ids)
             return audited
         return audit_block(block, seen, stages)
 
     # A few blocks in flight keep every worker busy while the caller stores the
     # last result; more would only hold memory.
-    pending: deque[tuple[Block, Future[AuditedBlock]]] = deque()
+    pending: deque[tuple[Block, Future[tuple[AuditedBlock, set[str]]]]] = deque()
     with ThreadPoolExecutor(workers, thread_name_prefix="audit") as pool:
         try:
             for block in blocks:
-                pending.append((block, pool.submit(audit_block, block, set(), stages, False)))
+                pending.append((block, pool.submit(_audit_first, block, stages)))
                 if len(pending) > workers:
                     yield settle(*pending.popleft())
             while pending:
