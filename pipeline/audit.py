@@ -180,6 +180,7 @@ def _rows_table(
     store spreads them out again.
     """
     players = batch.players
+    setting = players.setting()
     n_players = value.shape[0]
     per_player = value.reshape(n_players, -1)
     substitutes = joker_as.reshape(n_players, per_player.shape[1], -1)
@@ -190,7 +191,7 @@ def _rows_table(
         {
             "hand_id": _spread(batch.hands.hand_id, players.hand),
             "seat": players.seat,
-            **{row.name: card_texts(players.setting()[row.name]) for row in variant.rows},
+            **{row.name: card_texts(setting[row.name]) for row in variant.rows},
             "value_ids": pa.FixedSizeListArray.from_arrays(
                 pa.array(per_player.reshape(-1), pa.int16()), per_player.shape[1]
             ),

@@ -78,8 +78,8 @@ def try_parse(texts: pa.Array | Sequence[str | None]) -> CardCodes:
     [50, 33, 52, -1, 0]
     """
     array = texts if isinstance(texts, pa.Array) else pa.array(texts, type=pa.string())
-    if isinstance(array, pa.ChunkedArray):  # one chunk is used as it is: combining copies
-        array = array.chunk(0) if array.num_chunks == 1 else array.combine_chunks()
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
     if not pa.types.is_string(array.type):
         array = array.cast(pa.string())
     n = len(array)
