@@ -15,7 +15,6 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.evaluator.values import hand_values
-from pipeline.ingest.batch import ROW_NAMES
 from pipeline.ingest.quarantine import Quarantined
 
 DB_NAME = "audit.duckdb"
@@ -58,18 +57,14 @@ TABLES: dict[str, str] = {
 }
 
 
-_ROW_KEYS = ", ".join(
-    f"({board * len(ROW_NAMES) + i + 1}, {board + 1}, '{name}')"
-    for board in range(2)
-    for i, name in enumerate(ROW_NAMES)
-)
-ROWS_VIEW = f"""
+ROWS_VIEW = """
 CREATE VIEW rows AS
 SELECT r.hand_id, r.seat, k.board, k."row",
        CASE k."row" WHEN 'top' THEN r.top WHEN 'middle' THEN r.middle ELSE r.bottom END AS cards,
        v.value, v.category, v.label, r.joker_as[k.i] AS joker_as
 FROM row_values r
-CROSS JOIN (VALUES {_ROW_KEYS}) AS k(i, board, "row")
+CROSS JOIN (VALUES (1, 1, 'top'), (2, 1, 'middle'), (3, 1, 'bottom'),
+                   (4, 2, 'top'), (5, 2, 'middle'), (6, 2, 'bottom')) AS k(i, board, "row")
 JOIN hand_values v ON v.value_id = r.value_ids[k.i]
 """
 # What a user sees: the tables of audit-output.md (rows being the view) and the seats sat out.
