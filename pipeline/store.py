@@ -19,6 +19,12 @@ from pipeline.ingest.quarantine import Quarantined
 
 DB_NAME = "audit.duckdb"
 MONEY = "DECIMAL(18,2)"
+# Rows of one table kept in memory before they go into DuckDB in one statement: two of
+# DuckDB's row groups (122,880 rows each). An insert that fills whole row groups is
+# written compressed straight to the file; small ones go through the write-ahead log and
+# are compressed again at the next checkpoint (on 200,000 hands: 7.0 CPU-s for the store
+# one block at a time, 5.0 with this buffer).
+FLUSH_ROWS = 2 * 122_880
 
 TABLES: dict[str, str] = {
     "hands": f"""
@@ -104,13 +110,31 @@ class AuditStore:
         )
         for name, columns in TABLES.items():
             self.con.execute(f"CREATE TABLE {name} ({columns})")
+        self._pending: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
+        self._pending_rows = dict.fromkeys(TABLES, 0)
         self.append("hand_values", hand_values())
         self.con.execute(ROWS_VIEW)
 
     def append(self, table_name: str, rows: pa.Table) -> None:
+        """Add rows to a table, in order; they are in the database after `flush`."""
         if rows.num_rows == 0:
             return
-        self.con.register("incoming", rows)
+        self._pending[table_name].append(rows)
+        self._pending_rows[table_name] += rows.num_rows
+        if self._pending_rows[table_name] >= FLUSH_ROWS:
+            self._insert(table_name)
+
+    def flush(self) -> None:
+        """Write every buffered row, so that queries see all that was appended."""
+        for name in TABLES:
+            self._insert(name)
+
+    def _insert(self, table_name: str) -> None:
+        parts = self._pending[table_name]
+        if not parts:
+            return
+        self._pending[table_name], self._pending_rows[table_name] = [], 0
+        self.con.register("incoming", pa.concat_tables(parts, promote_options="permissive"))
         try:
             self.con.execute(f"INSERT INTO {table_name} BY NAME SELECT * FROM incoming")
         finally:
@@ -132,10 +156,12 @@ class AuditStore:
             )
 
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        self.flush()
         return self.con.execute(sql, list(params)).fetchall()
 
     def commit(self, parquet: bool = False) -> Path:
-        """Sort for stable output, close, and atomically replace the previous audit."""
+        """Write what is buffered, close, and atomically replace the previous audit."""
+        self.flush()
         self.con.execute("CHECKPOINT")
         if parquet:
             self._write_parquet()

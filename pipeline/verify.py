@@ -122,22 +122,20 @@ def _verify(
         with stages.stage("table rules"):
             check_table_rules(store)
         summary = _summarize(store, accounting, progress.seconds)
-        store.con.execute(
+        store.query(
             "INSERT INTO runs VALUES (?, ?, ?, ?, now(), ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                str(uuid.uuid4()),
-                __version__,
-                [str(p) for p in inputs],
-                started,
-                accounting.read,
-                accounting.verified,
-                accounting.quarantined,
-                summary.hands_diverged,
-                sum(summary.divergences.values()),
-                summary.rake_total,
-                summary.recorded_rake_total,
-                summary.seconds,
-            ],
+            str(uuid.uuid4()),
+            __version__,
+            [str(p) for p in inputs],
+            started,
+            accounting.read,
+            accounting.verified,
+            accounting.quarantined,
+            summary.hands_diverged,
+            sum(summary.divergences.values()),
+            summary.rake_total,
+            summary.recorded_rake_total,
+            summary.seconds,
         )
         summary.database = store.commit(parquet=parquet)
     except BaseException:

@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipeline import store
 from pipeline.ingest import sources
 from pipeline.verify import verify
 from tests.conftest import ROOT, SHARED_EXAMPLES
@@ -48,3 +49,16 @@ def test_workers_change_no_output_row(
     assert serial.accounting == threaded.accounting
     assert serial.accounting.by_check.get("duplicate_hand", 0) > 0
     assert _stored(serial.database) == _stored(threaded.database)
+
+
+def test_store_buffer_changes_no_output_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inputs = [ROOT / "fixtures" / "sample" / "jsonl" / "hands.jsonl.gz"]
+    monkeypatch.setattr(sources, "LINES_PER_BLOCK", 37)
+    whole = verify(inputs, tmp_path / "whole")
+    # Inserts of 50 rows or more, mid-run, beside the blocks of 37 hands.
+    monkeypatch.setattr(store, "FLUSH_ROWS", 50)
+    buffered = verify(inputs, tmp_path / "buffered")
+    assert whole.accounting == buffered.accounting
+    assert _stored(whole.database) == _stored(buffered.database)
