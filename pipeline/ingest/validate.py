@@ -198,11 +198,10 @@ def game_findings(
     found: dict[Check, Flags] = {}
 
     count = lengths(table["players"])
-    seat_key = hand_of * 8 + ints(field(players, "seat"))
-    _, first, repeats = np.unique(seat_key, return_index=True, return_counts=True)
-    bad_players = (count < 2) | (count > 6)
-    bad_players[hand_of[first[repeats > 1]]] = True
-    found[Check.players] = bad_players
+    # A seat is repeated when the hand's seats (1-6 by now), as bits, are fewer than its players.
+    seat = np.clip(ints(field(players, "seat")), 0, 63).astype(np.uint64)
+    seats = _or_by(hand_of, np.left_shift(np.uint64(1), seat), n)
+    found[Check.players] = (count < 2) | (count > 6) | (np.bitwise_count(seats) < count)
 
     bad_card = (cards.boards == INVALID).any(axis=(1, 2))
     for codes, player in [*cards.row_codes.values(), cards.dealt]:
@@ -211,25 +210,26 @@ def game_findings(
 
     jokers = np.zeros(n, dtype=np.int64)
     for codes, player in cards.row_codes.values():
-        np.add.at(jokers, hand_of[player[codes == JOKER]], 1)
+        jokers += np.bincount(hand_of[player[codes == JOKER]], minlength=n)
     plain = pc.equal(table["variant"], "taiwanese").to_numpy(zero_copy_only=False)
     found[Check.joker] = (
         (cards.boards == JOKER).any(axis=(1, 2)) | (jokers > MAX_JOKERS) | (plain & (jokers > 0))
     )
 
-    hands_all = [np.repeat(np.arange(n), 10)]
-    codes_all = [cards.boards.reshape(-1)]
+    # A card is dealt twice in a hand when the hand's cards, as bits, are fewer than its cards.
+    bits, held = _card_bits(cards.boards.reshape(n, -1))
+    hand_bits = np.bitwise_or.reduce(bits, axis=1)
+    hand_held = held.sum(axis=1)
+    n_players = len(hand_of)
+    player_bits = np.zeros(n_players, dtype=np.uint64)
+    player_held = np.zeros(n_players, dtype=np.int64)
     for codes, player in cards.row_codes.values():
-        hands_all.append(hand_of[player])
-        codes_all.append(codes)
-    hand_cat = np.concatenate(hands_all)
-    code_cat = np.concatenate(codes_all).astype(np.int64)
-    standard = (code_cat >= 0) & (code_cat < JOKER)
-    key = hand_cat[standard] * 64 + code_cat[standard]
-    uniq, counts = np.unique(key, return_counts=True)
-    dup = np.zeros(n, dtype=bool)
-    dup[uniq[counts > 1] // 64] = True
-    found[Check.duplicate_card] = dup
+        bits, held = _card_bits(codes)
+        player_bits |= _or_by(player, bits, n_players)
+        player_held += np.bincount(player[held], minlength=n_players)
+    hand_bits |= _or_by(hand_of, player_bits, n)
+    hand_held += np.bincount(hand_of, weights=player_held, minlength=n).astype(np.int64)
+    found[Check.duplicate_card] = np.bitwise_count(hand_bits) < hand_held
 
     bad_setting = np.zeros(n, dtype=bool)
     shaped = np.ones(len(hand_of), dtype=bool)
@@ -239,26 +239,49 @@ def game_findings(
     dealt_codes, dealt_player = cards.dealt
     has_dealt = cards.dealt_lengths >= 0
     bad_setting[hand_of[has_dealt & (cards.dealt_lengths != CARDS_PER_PLAYER)]] = True
-    compare = np.flatnonzero(has_dealt & shaped & (cards.dealt_lengths == CARDS_PER_PLAYER))
-    if compare.size:
-        setting = np.concatenate(
-            [
-                _per_player(*cards.row_codes[name], len(hand_of), size)
-                for name, size in ROW_SIZES.items()
-            ],
-            axis=1,
-        )
-        dealt = _per_player(
-            dealt_codes,
-            dealt_player,
-            len(hand_of),
-            CARDS_PER_PLAYER,
-            rows=has_dealt & (cards.dealt_lengths == CARDS_PER_PLAYER),
-        )
-        differs = (np.sort(setting[compare], axis=1) != np.sort(dealt[compare], axis=1)).any(axis=1)
-        bad_setting[hand_of[compare[differs]]] = True
+    compare = has_dealt & shaped & (cards.dealt_lengths == CARDS_PER_PLAYER)
+    if compare.any():
+        setting = [_per_player(*cards.row_codes[r], n_players, k) for r, k in ROW_SIZES.items()]
+        dealt = _per_player(dealt_codes, dealt_player, n_players, CARDS_PER_PLAYER)
+        differs = _multiset_key(np.concatenate(setting, axis=1)) != _multiset_key(dealt)
+        bad_setting[hand_of[compare & differs]] = True
     found[Check.setting] = bad_setting
     return found
+
+
+# A prime for every code (non-card and joker included): the product of a row's primes
+# names its multiset of codes exactly (unique factorization), whatever the order, and
+# seven of them (the largest is 251) fit in 63 bits.
+_PRIMES = np.array(
+    [p for p in range(2, 252) if all(p % d for d in range(2, int(p**0.5) + 1))], dtype=np.int64
+)
+assert len(_PRIMES) == JOKER + 2 and int(_PRIMES[-1]) ** CARDS_PER_PLAYER < 2**63
+
+
+def _multiset_key(codes: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
+    """Per row of (rows, k) codes, a number equal for two rows exactly when they hold the
+    same codes as many times each."""
+    key = np.ones(len(codes), dtype=np.int64)
+    for column in (codes.astype(np.int64) + 1).T:
+        key *= _PRIMES[column]
+    return key
+
+
+def _card_bits(codes: npt.NDArray[np.int8]) -> tuple[npt.NDArray[np.uint64], Flags]:
+    """Each code as a bit of a 52-bit mask (0 for jokers and non-cards), and which are cards."""
+    held = (codes >= 0) & (codes < JOKER)
+    shift = np.where(held, codes, 0).astype(np.uint64)
+    return np.where(held, np.left_shift(np.uint64(1), shift), np.uint64(0)), held
+
+
+def _or_by(owner: npt.NDArray[np.int64], bits: npt.NDArray[np.uint64], owners: int) -> Any:
+    """The OR of each owner's bits; `owner` is in ascending order (a list column's parents)."""
+    count = np.bincount(owner, minlength=owners)
+    out = np.zeros(owners, dtype=np.uint64)
+    some = count > 0
+    if some.any():
+        out[some] = np.bitwise_or.reduceat(bits, (np.cumsum(count) - count)[some])
+    return out
 
 
 def _per_player(
@@ -266,12 +289,12 @@ def _per_player(
     player: npt.NDArray[np.int64],
     n_players: int,
     size: int,
-    rows: Flags | None = None,
 ) -> npt.NDArray[np.int8]:
     """Codes of a list column as (players, size); players whose list has another length get -1."""
+    fits = np.bincount(player, minlength=n_players) == size
+    if fits.all():  # the usual case: the codes are already player after player
+        return codes.reshape(n_players, size)
     out = np.full((n_players, size), INVALID, dtype=np.int8)
-    count = np.bincount(player, minlength=n_players)
-    fits = count == size if rows is None else rows & (count == size)
     take = fits[player]
     out[fits] = codes[take].reshape(-1, size)
     return out
