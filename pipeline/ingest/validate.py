@@ -99,56 +99,45 @@ def _violations(column: pa.Array, bare: Any, meta: list[Any]) -> Flags:
     return bad & ~is_null(column)
 
 
-def _check_value(
-    column: pa.Array,
-    annotation: Any,
-    metadata: Sequence[Any],
-    required: bool,
-    owner: npt.NDArray[np.int64],
-    suspect: Flags,
-) -> None:
-    """Flag in `suspect` (per record) every value of `column` the models would reject."""
+def _rejected(column: pa.Array, annotation: Any, metadata: Sequence[Any], required: bool) -> Flags:
+    """Which values of `column` the models would reject.
+
+    Flags are kept at each level and lifted to the parent list only where some are set,
+    so a nested column that is all in order costs its checks and nothing more.
+    """
     bare, meta, optional = _unwrap(annotation, metadata)
     nulls = is_null(column)
+    bad = _violations(column, bare, meta)
     if required or not optional:
-        suspect[owner[nulls]] = True
-    suspect[owner[_violations(column, bare, meta)]] = True
+        bad |= nulls
     for m in meta:
         if isinstance(m, AfterValidator) and isinstance(m.func, Exactly):
-            n = lengths(column)
-            suspect[owner[(n != m.func.n) & ~nulls]] = True
+            bad |= (lengths(column) != m.func.n) & ~nulls
     if typing.get_origin(bare) is list:
-        values, parents = children(column)
-        _check_value(values, typing.get_args(bare)[0], (), True, owner[parents], suspect)
+        column = whole(column)
+        inner = _rejected(pc.list_flatten(column), typing.get_args(bare)[0], (), True)
+        if inner.any():
+            parents = pc.list_parent_indices(column).to_numpy(zero_copy_only=False)
+            bad[parents[inner]] = True
     elif isinstance(bare, type) and issubclass(bare, BaseModel):
-        _check_model(bare, column, owner, suspect)
+        bad |= _model_rejected(bare, column)
+    return bad
 
 
-def _check_model(
-    model: type[BaseModel], structs: pa.Array, owner: npt.NDArray[np.int64], suspect: Flags
-) -> None:
-    # A field of a null struct is null too; the struct's own null is judged by the caller.
-    keep = np.flatnonzero(~is_null(structs)) if structs.null_count else None
+def _model_rejected(model: type[BaseModel], structs: pa.Array) -> Flags:
+    """Which structs have a field the model would reject (a null struct is its caller's)."""
+    bad = np.zeros(len(structs), dtype=bool)
     for name, f in model.model_fields.items():
-        column = field(structs, name)
-        _check_value(
-            column if keep is None else column.take(pa.array(keep)),
-            f.annotation,
-            f.metadata,
-            f.is_required(),
-            owner if keep is None else owner[keep],
-            suspect,
-        )
+        bad |= _rejected(field(structs, name), f.annotation, f.metadata, f.is_required())
+    return bad & ~is_null(structs) if structs.null_count else bad
 
 
 def schema_suspects(table: pa.Table) -> Flags:
     """Records the schema layer cannot pass; the models then judge each of them."""
-    suspect = np.zeros(table.num_rows, dtype=bool)
     structs = pa.StructArray.from_arrays(
         [whole(c) for c in table.columns], names=table.column_names
     )
-    _check_model(Hand, structs, np.arange(table.num_rows), suspect)
-    return suspect
+    return _model_rejected(Hand, structs)
 
 
 # --- the game layer ----------------------------------------------------------------------
