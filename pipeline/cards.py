@@ -80,6 +80,8 @@ def try_parse(texts: pa.Array | Sequence[str | None]) -> CardCodes:
     array = texts if isinstance(texts, pa.Array) else pa.array(texts, type=pa.string())
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):  # each distinct text parsed once
+        return _by_index(try_parse(array.dictionary), array.indices)
     if not pa.types.is_string(array.type):
         array = array.cast(pa.string())
     n = len(array)
@@ -105,6 +107,12 @@ def try_parse(texts: pa.Array | Sequence[str | None]) -> CardCodes:
     if array.null_count:
         codes[pc.is_null(array).to_numpy(zero_copy_only=False)] = INVALID
     return codes
+
+
+def _by_index(codes: CardCodes, indices: pa.Array) -> CardCodes:
+    """The codes of a dictionary's texts, spread out over its indices (INVALID where null)."""
+    lookup = np.append(codes, np.int8(INVALID))
+    return lookup[pc.fill_null(indices, len(codes)).to_numpy(zero_copy_only=False)]
 
 
 def parse(texts: pa.Array | Sequence[str | None], where: Sequence[str] | None = None) -> CardCodes:

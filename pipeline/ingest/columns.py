@@ -18,6 +18,11 @@ def whole(column: pa.Array | pa.ChunkedArray) -> pa.Array:
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
+def text(column: pa.Array) -> pa.Array:
+    """A text column as plain strings (Parquet's may come as a dictionary)."""
+    return column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
+
+
 def children(lists: pa.Array) -> tuple[pa.Array, npt.NDArray[np.int64]]:
     """The values of a list column and, for each, the index of the list it belongs to."""
     lists = whole(lists)

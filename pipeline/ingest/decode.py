@@ -250,6 +250,25 @@ def _text_to_decimal(source: pa.DataType, target: pa.DataType) -> bool:
     return False
 
 
+def _keeping_dictionaries(source: pa.DataType, target: pa.DataType) -> pa.DataType:
+    """`target`, with a dictionary of text wherever `source` has one where text is due
+    (Parquet text read as dictionaries stays so; the checks take either)."""
+    if pa.types.is_dictionary(source) and pa.types.is_string(target):
+        return pa.dictionary(source.index_type, target)
+    if pa.types.is_list(target) and (pa.types.is_list(source) or pa.types.is_large_list(source)):
+        return pa.list_(
+            target.value_field.with_type(
+                _keeping_dictionaries(source.value_type, target.value_type)
+            )
+        )
+    if pa.types.is_struct(target) and pa.types.is_struct(source):
+        have = {f.name: f.type for f in source}
+        return pa.struct(
+            [f.with_type(_keeping_dictionaries(have.get(f.name, f.type), f.type)) for f in target]
+        )
+    return target
+
+
 def decode_arrow(block: ArrowBlock) -> Decoded:
     """Parquet rows: cast to the canonical schema, or go record by record if they do not cast."""
     batch = block.batch
@@ -258,12 +277,13 @@ def decode_arrow(block: ArrowBlock) -> Decoded:
     if not any(_text_to_decimal(present[f.name], f.type) for f in schema() if f.name in present):
         try:
             columns = [
-                pc.cast(batch.column(f.name), f.type)
+                pc.cast(batch.column(f.name), _keeping_dictionaries(present[f.name], f.type))
                 if f.name in present
                 else pa.nulls(batch.num_rows, f.type)
                 for f in schema()
             ]
-            table = pa.Table.from_arrays(columns, schema=schema())
+            fields = [f.with_type(c.type) for f, c in zip(schema(), columns, strict=True)]
+            table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
             return Decoded(table, sources, [None] * batch.num_rows, [])  # type: ignore[list-item]
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             pass

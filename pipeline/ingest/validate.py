@@ -31,6 +31,7 @@ from pipeline.ingest.columns import (
     ints,
     is_null,
     lengths,
+    text,
     unscaled,
     utc_micros,
     whole,
@@ -67,6 +68,10 @@ def _unwrap(annotation: Any, metadata: Sequence[Any]) -> tuple[Any, list[Any], b
 
 def _violations(column: pa.Array, bare: Any, meta: list[Any]) -> Flags:
     """Where non-null values break a constraint (nulls are judged by the caller)."""
+    if pa.types.is_dictionary(column.type):  # each distinct value judged once
+        per_text = np.append(_violations(column.dictionary, bare, meta), False)
+        index = pc.fill_null(column.indices, len(column.dictionary))
+        return per_text[index.to_numpy(zero_copy_only=False)]
     bad = np.zeros(len(column), dtype=bool)
     compare = {
         at.Gt: (pc.less_equal, "gt"),
@@ -513,6 +518,6 @@ def to_batch(
             seat=ints(field(sitting, "seat")),
             player_id=field(sitting, "player_id"),
             stack=unscaled(field(sitting, "stack")),
-            reason=field(sitting, "reason"),
+            reason=text(field(sitting, "reason")),
         ),
     )

@@ -54,7 +54,11 @@ def test_workers_change_no_output_row(
 def test_store_buffer_changes_no_output_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    inputs = [ROOT / "fixtures" / "sample" / "jsonl" / "hands.jsonl.gz"]
+    # Parquet (text read as dictionaries) and JSON Lines (plain text) in one table.
+    inputs = [
+        ROOT / "fixtures" / "sample" / "parquet" / "hands.parquet",
+        SHARED_EXAMPLES / "edge" / "hands.jsonl",
+    ]
     monkeypatch.setattr(sources, "LINES_PER_BLOCK", 37)
     whole = verify(inputs, tmp_path / "whole")
     # Inserts of 50 rows or more, mid-run, beside the blocks of 37 hands.
