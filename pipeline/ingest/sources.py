@@ -79,11 +79,8 @@ def dictionary_columns(schema: pq.ParquetSchema) -> tuple[str, ...]:
     for i in range(len(schema)):
         column = schema.column(i)
         names = [n for n in column.path.split(".") if n not in _LIST_LEVELS]
-        if (
-            column.physical_type == "BYTE_ARRAY"
-            and len(names) > 1
-            and names[-1] in DICTIONARY_FIELDS
-        ):
+        nested = column.max_repetition_level > 0  # in a list
+        if column.physical_type == "BYTE_ARRAY" and nested and names[-1] in DICTIONARY_FIELDS:
             paths.append(column.path)
     return tuple(paths)
 

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from pipeline.ingest.decode import decode_lines, schema
 from pipeline.ingest.quarantine import Check
-from pipeline.ingest.sources import read_blocks
+from pipeline.ingest.sources import dictionary_columns, read_blocks
 from tests.conftest import ROOT, SHARED_EXAMPLES, load_examples
 from tests.unit.ingest.helpers import ingest
 
@@ -65,10 +65,18 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
         }
     )
     pq.write_table(as_text, tmp_path / "e.parquet")
+    # Text not dictionary-encoded, lists named as older writers name them, small row groups.
+    pq.write_table(
+        table,
+        tmp_path / "f.parquet",
+        use_dictionary=False,
+        use_compliant_nested_type=False,
+        row_group_size=7,
+    )
 
     want = digest(ingest(source)[0])
     assert len(want["hands.hand_no"]) == 120
-    for name in ("a.json", "b.jsonl.gz", "c.json.gz", "d.parquet", "e.parquet"):
+    for name in ("a.json", "b.jsonl.gz", "c.json.gz", "d.parquet", "e.parquet", "f.parquet"):
         batches, rejects, _ = ingest(tmp_path / name)
         assert rejects == [], (name, rejects[:1])
         got = digest(batches)
@@ -103,6 +111,27 @@ def test_the_examples_pass_the_json_schema() -> None:
     validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
     for hand in load_examples("clean")[:50]:
         validator.validate(hand)
+
+
+def test_nested_text_columns_are_read_as_dictionaries(tmp_path: Path) -> None:
+    path = tmp_path / "hands.parquet"
+    (lines,) = read_blocks(SHARED_EXAMPLES / "edge" / "hands.jsonl")
+    pq.write_table(decode_lines(lines).table, path)  # type: ignore[arg-type]
+    players = "players.list.element"
+    assert set(dictionary_columns(pq.ParquetFile(path).schema)) == {
+        "boards.list.element.list.element",
+        *(f"{players}.{row}.list.element" for row in ("cards", "top", "middle", "bottom")),
+        f"{players}.rows.list.element.row",
+        f"{players}.rows.list.element.value",
+        f"{players}.rows.list.element.joker_as.list.element",
+        "settlements.list.element.home_run",
+        "sitting_out.list.element.reason",
+    }
+    (block,) = read_blocks(path)
+    (read,) = block.read()  # type: ignore[union-attr]
+    fields = read.batch.schema.field("players").type.value_type  # type: ignore[union-attr]
+    assert pa.types.is_dictionary(fields.field("top").type.value_type)
+    assert pa.types.is_string(fields.field("player_id").type)
 
 
 def test_the_arrow_schema_is_derived_from_the_models() -> None:
