@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pyarrow as pa
 
 from pipeline.evaluator.values import hand_values
 from pipeline.ingest.quarantine import Quarantined
+from pipeline.stages import NO_STAGES, Stages
 
 DB_NAME = "audit.duckdb"
 MONEY = "DECIMAL(18,2)"
@@ -25,6 +27,8 @@ MONEY = "DECIMAL(18,2)"
 # are compressed again at the next checkpoint (on 200,000 hands: 7.0 CPU-s for the store
 # one block at a time, 5.0 with this buffer).
 FLUSH_ROWS = 2 * 122_880
+# Threads inserting buffered tables while the audit goes on.
+INSERT_THREADS = 2
 
 TABLES: dict[str, str] = {
     "hands": f"""
@@ -89,8 +93,9 @@ PUBLISHED = (
 class AuditStore:
     """An audit database being written; `commit` publishes it, `discard` drops it."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, stages: Stages = NO_STAGES) -> None:
         self.out_dir = out_dir
+        self.stages = stages  # the inserts' seconds count as the "store" stage
         out_dir.mkdir(parents=True, exist_ok=True)
         self.final = out_dir / DB_NAME
         self.partial = out_dir / f".{DB_NAME}.{os.getpid()}.partial"
@@ -112,6 +117,9 @@ class AuditStore:
             self.con.execute(f"CREATE TABLE {name} ({columns})")
         self._pending: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
         self._pending_rows = dict.fromkeys(TABLES, 0)
+        self._inserters = ThreadPoolExecutor(INSERT_THREADS, thread_name_prefix="store")
+        self._inserting: dict[str, Future[None]] = {}
+        self._cursors: dict[str, duckdb.DuckDBPyConnection] = {}
         self.append("hand_values", hand_values())
         self.con.execute(ROWS_VIEW)
 
@@ -128,17 +136,34 @@ class AuditStore:
         """Write every buffered row, so that queries see all that was appended."""
         for name in TABLES:
             self._insert(name)
+        for name in TABLES:
+            self._wait(name)
 
     def _insert(self, table_name: str) -> None:
+        """Insert a table's buffered rows on the store's own threads, one table's inserts
+        after another's (each table keeps its order): the caller goes on auditing
+        while DuckDB compresses, and two tables are compressed side by side."""
         parts = self._pending[table_name]
         if not parts:
             return
         self._pending[table_name], self._pending_rows[table_name] = [], 0
-        self.con.register("incoming", pa.concat_tables(parts, promote_options="permissive"))
-        try:
-            self.con.execute(f"INSERT INTO {table_name} BY NAME SELECT * FROM incoming")
-        finally:
-            self.con.unregister("incoming")
+        rows = pa.concat_tables(parts, promote_options="permissive")
+        self._wait(table_name)  # one insert per table at a time: memory stays bounded
+        self._inserting[table_name] = self._inserters.submit(self._insert_now, table_name, rows)
+
+    def _insert_now(self, table_name: str, rows: pa.Table) -> None:
+        con = self._cursors.setdefault(table_name, self.con.cursor())
+        with self.stages.stage("store"):
+            con.register("incoming", rows)
+            try:
+                con.execute(f"INSERT INTO {table_name} BY NAME SELECT * FROM incoming")
+            finally:
+                con.unregister("incoming")
+
+    def _wait(self, table_name: str) -> None:
+        inserting = self._inserting.pop(table_name, None)
+        if inserting is not None:
+            inserting.result()
 
     def quarantine(self, rows: list[Quarantined]) -> None:
         if rows:
@@ -165,7 +190,7 @@ class AuditStore:
         self.con.execute("CHECKPOINT")
         if parquet:
             self._write_parquet()
-        self.con.close()
+        self._close()
         shutil.rmtree(self.out_dir / f".duckdb-tmp.{os.getpid()}", ignore_errors=True)
         os.replace(self.partial, self.final)
         return self.final
@@ -185,9 +210,16 @@ class AuditStore:
         staging.rename(target)
         shutil.rmtree(old, ignore_errors=True)
 
+    def _close(self) -> None:
+        """Stop the inserting threads (an insert under way finishes) and close DuckDB."""
+        self._inserters.shutdown(wait=True, cancel_futures=True)
+        for cursor in self._cursors.values():
+            cursor.close()
+        self.con.close()
+
     def discard(self) -> None:
         try:
-            self.con.close()
+            self._close()
         finally:
             shutil.rmtree(self.out_dir / f".duckdb-tmp.{os.getpid()}", ignore_errors=True)
             self.partial.unlink(missing_ok=True)

@@ -106,19 +106,19 @@ def _verify(
 ) -> RunSummary:
     progress = progress or Progress(enabled=False)
     started = datetime.now(UTC)
-    store = AuditStore(out_dir)
+    stages = stages or Stages()
+    store = AuditStore(out_dir, stages)
     accounting = Accounting()
     try:
-        stages = stages or Stages()
         read = stages.wrap("ingest and validation", blocks(files))
         for audited in audit_blocks(read, workers, stages):
-            with stages.stage("store"):
-                if audited.audit is not None:
-                    for name in AUDIT_TABLES:
-                        store.append(name, getattr(audited.audit, name))
-                store.quarantine(audited.rejects)
+            if audited.audit is not None:
+                for name in AUDIT_TABLES:
+                    store.append(name, getattr(audited.audit, name))
+            store.quarantine(audited.rejects)
             accounting.add(audited.verified, audited.rejects)
             progress.update(read=accounting.read, verified=accounting.verified)
+        store.flush()
         with stages.stage("table rules"):
             check_table_rules(store)
         summary = _summarize(store, accounting, progress.seconds)
