@@ -212,21 +212,32 @@ def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[Block]:
     numbers: list[int] = []
     lines: list[bytes] = []
     n = 0
-    pending = b""
+    pending = b""  # the start of a line that goes on in the next chunk
     try:
         while True:
             chunk = stream.read(_READ_SIZE)
-            pieces = (pending + chunk).split(b"\n")
-            pending = pieces.pop() if chunk else b""
-            for line in pieces:
-                n += 1
-                if not line.strip():
-                    continue
-                numbers.append(n)
-                lines.append(line.rstrip(b"\r"))
-                if len(lines) >= LINES_PER_BLOCK:
-                    yield LinesBlock(name, numbers, lines)
-                    numbers, lines = [], []
+            if chunk:
+                pieces = chunk.split(b"\n")
+                pieces[0] = pending + pieces[0]
+                pending = pieces.pop()
+            else:
+                pieces, pending = [pending], b""
+            if not pieces:  # a line longer than the chunk: read on
+                continue
+            if b"\r" not in chunk and b"\r" not in pieces[0] and all(map(bytes.strip, pieces)):
+                # no blank line and no carriage return: take the lines as they are
+                numbers.extend(range(n + 1, n + 1 + len(pieces)))
+                lines.extend(pieces)
+                n += len(pieces)
+            else:
+                for line in pieces:
+                    n += 1
+                    if line.strip():
+                        numbers.append(n)
+                        lines.append(line.rstrip(b"\r"))
+            while len(lines) >= LINES_PER_BLOCK:
+                yield LinesBlock(name, numbers[:LINES_PER_BLOCK], lines[:LINES_PER_BLOCK])
+                del numbers[:LINES_PER_BLOCK], lines[:LINES_PER_BLOCK]
             if not chunk:
                 break
     except (OSError, EOFError, zlib.error) as error:

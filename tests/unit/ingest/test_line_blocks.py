@@ -15,7 +15,7 @@ from pipeline.ingest.sources import LinesBlock, read_blocks
 
 LINE = st.one_of(
     st.just(b""),
-    st.just(b"   "),
+    st.sampled_from([b"   ", b"\t", b" \x0b", b"\x0c ", b"\r"]),
     st.binary(min_size=1, max_size=40).filter(lambda b: b"\n" not in b and b.strip() != b""),
 ).map(lambda b: b if not b.strip() else b"{" + b.replace(b"\r", b"") + b"}")
 
