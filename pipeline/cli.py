@@ -85,6 +85,8 @@ def verify_command(
     Exit 0 when nothing diverged, 1 when anything diverged or was quarantined,
     2 when the audit could not run.
     """
+    import duckdb
+
     from pipeline.progress import Progress
     from pipeline.verify import verify
 
@@ -92,6 +94,12 @@ def verify_command(
         summary = verify(inputs, out, parquet=parquet, progress=Progress(), workers=workers)
     except AuditError as error:
         raise fail(error) from None
+    except (OSError, duckdb.IOException) as error:  # such as an output that cannot be written
+        typer.echo(
+            f"handaudit: {error}; no audit was written (one already in {out} is unchanged)",
+            err=True,
+        )
+        raise typer.Exit(int(ExitCode.COULD_NOT_RUN)) from None
     except KeyboardInterrupt:
         typer.echo(f"handaudit: interrupted; the previous audit in {out} is unchanged", err=True)
         raise typer.Exit(130) from None

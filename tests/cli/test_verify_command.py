@@ -75,6 +75,15 @@ def test_parquet_tables_beside_the_database(tmp_path: Path) -> None:
     } <= set(names)
 
 
+def test_an_output_that_cannot_be_written_is_said_in_words(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file, not a directory")
+    out = tmp_path / "taken" / "audit"
+    result = handaudit("verify", str(WORKED), "--out", str(out))
+    assert result.returncode == 2
+    assert "handaudit:" in result.stderr and "Traceback" not in result.stderr
+    assert str(out) in result.stderr
+
+
 def test_interrupted_run_keeps_the_previous_audit(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert handaudit("verify", str(WORKED), "--out", str(out)).returncode in (0, 1)
