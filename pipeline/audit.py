@@ -173,14 +173,16 @@ def _substitute_lists(joker_as: np.ndarray) -> pa.Array:
 def _rows_table(
     variant: Variant, batch: HandBatch, value: np.ndarray, joker_as: np.ndarray
 ) -> pa.Table:
-    """One row per player: the cards of each row, and the value of each (board, row) in
-    board-major order, with the joker substitutes (null for a player without a joker).
+    """One row per player: the codes of the setting's cards (rows in order), and the value
+    of each (board, row) in board-major order, with the joker substitutes (null for a
+    player without a joker).
 
-    Six times fewer rows to store than one per (board, row); the `rows` view of the
-    store spreads them out again.
+    Six times fewer rows to store than one per (board, row), and small integers rather
+    than texts; the `rows` view of the store spreads them out and spells them again.
     """
     players = batch.players
     setting = players.setting()
+    cards = np.concatenate([setting[row.name] for row in variant.rows], axis=1)
     n_players = value.shape[0]
     per_player = value.reshape(n_players, -1)
     substitutes = joker_as.reshape(n_players, per_player.shape[1], -1)
@@ -191,7 +193,9 @@ def _rows_table(
         {
             "hand_id": _spread(batch.hands.hand_id, players.hand),
             "seat": players.seat,
-            **{row.name: card_texts(setting[row.name]) for row in variant.rows},
+            "cards": pa.FixedSizeListArray.from_arrays(
+                pa.array(cards.reshape(-1).astype(np.uint8), pa.uint8()), cards.shape[1]
+            ),
             "value_ids": pa.FixedSizeListArray.from_arrays(
                 pa.array(per_player.reshape(-1), pa.int16()), per_player.shape[1]
             ),

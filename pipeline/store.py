@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipeline.cards import CANONICAL
 from pipeline.evaluator.values import hand_values
 from pipeline.ingest.quarantine import Quarantined
 from pipeline.stages import NO_STAGES, Stages
@@ -41,12 +42,13 @@ TABLES: dict[str, str] = {
         timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},
         stack_end {MONEY}, recorded_points BIGINT, recorded_won {MONEY},
         recorded_rake {MONEY}, recorded_net {MONEY}, recorded_stack_end {MONEY}""",
-    # `rows` is a view: each player's row values are stored once per player, as small
-    # integers (board-major: board 1 top, middle, bottom, then board 2), and their
-    # text, category and label come from the 7,462 `hand_values` once each.
+    # `rows` is a view: each player's setting and row values are stored once per player,
+    # as small integers (cards: top, middle, bottom as card codes; values board-major:
+    # board 1 top, middle, bottom, then board 2), and their text, category and label
+    # come from the 7,462 `hand_values` once each.
     "row_values": """
-        hand_id VARCHAR, seat BIGINT, top VARCHAR, middle VARCHAR, bottom VARCHAR,
-        value_ids SMALLINT[6], joker_as VARCHAR[][]""",
+        hand_id VARCHAR, seat BIGINT, cards UTINYINT[7], value_ids SMALLINT[6],
+        joker_as VARCHAR[][]""",
     "hand_values": """
         value_id SMALLINT, value VARCHAR, category VARCHAR, label VARCHAR""",
     "settlements": f"""
@@ -67,14 +69,21 @@ TABLES: dict[str, str] = {
 }
 
 
-ROWS_VIEW = """
+# The text of each card code, for the view to spell the stored codes.
+_CARD_TEXT = "[" + ", ".join(f"'{c}'" for c in CANONICAL) + "]"
+
+# k.i: the index of the value in `value_ids`; k.first to k.last: the row's cards in
+# `cards` (1-based).
+ROWS_VIEW = f"""
 CREATE VIEW rows AS
 SELECT r.hand_id, r.seat, k.board, k."row",
-       CASE k."row" WHEN 'top' THEN r.top WHEN 'middle' THEN r.middle ELSE r.bottom END AS cards,
+       array_to_string(list_transform(list_slice(r.cards::UTINYINT[], k.first, k.last),
+                                      lambda c: {_CARD_TEXT}[c + 1]), ' ') AS cards,
        v.value, v.category, v.label, r.joker_as[k.i] AS joker_as
 FROM row_values r
-CROSS JOIN (VALUES (1, 1, 'top'), (2, 1, 'middle'), (3, 1, 'bottom'),
-                   (4, 2, 'top'), (5, 2, 'middle'), (6, 2, 'bottom')) AS k(i, board, "row")
+CROSS JOIN (VALUES (1, 1, 'top', 1, 1), (2, 1, 'middle', 2, 3), (3, 1, 'bottom', 4, 7),
+                   (4, 2, 'top', 1, 1), (5, 2, 'middle', 2, 3), (6, 2, 'bottom', 4, 7))
+     AS k(i, board, "row", first, last)
 JOIN hand_values v ON v.value_id = r.value_ids[k.i]
 """
 # What a user sees: the tables of audit-output.md (rows being the view) and the seats sat out.

@@ -69,6 +69,24 @@ def test_edge_set_breaks_only_cover_and_the_floor(tmp_path: Path) -> None:
     assert rc == 1
     assert_recomputed_exactly(con, hands)
     assert {c for _, c in flagged(con)} == {"cover", "floor_60"}
+    # The rows view spells each row's cards (stored as codes) as the input wrote them.
+    shown = {
+        (h, s, b, r): (cards, value, joker_as)
+        for h, s, b, r, cards, value, joker_as in con.execute(
+            'SELECT hand_id, seat, board, "row", cards, value, joker_as FROM rows'
+        ).fetchall()
+    }
+    want = {
+        (hand["hand_id"], p["seat"], r["board"], r["row"]): (
+            " ".join(p[r["row"]]),
+            r["value"],
+            r["joker_as"],
+        )
+        for hand in hands
+        for p in hand["players"]
+        for r in p["rows"]
+    }
+    assert shown == want
 
 
 def faults_found(con: duckdb.DuckDBPyConnection) -> tuple[list[Any], list[Any]]:
