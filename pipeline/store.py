@@ -149,9 +149,9 @@ class AuditStore:
             self._wait(name)
 
     def _insert(self, table_name: str) -> None:
-        """Insert a table's buffered rows on the store's own threads, one table's inserts
-        after another's (each table keeps its order): the caller goes on auditing
-        while DuckDB compresses, and two tables are compressed side by side."""
+        """Hand a table's buffered rows to the store's threads. One table's inserts run
+        one after another (its rows keep their order), two tables' side by side, and
+        the caller goes on auditing while DuckDB compresses."""
         parts = self._pending[table_name]
         if not parts:
             return
@@ -161,7 +161,9 @@ class AuditStore:
         self._inserting[table_name] = self._inserters.submit(self._insert_now, table_name, rows)
 
     def _insert_now(self, table_name: str, rows: pa.Table) -> None:
-        con = self._cursors.setdefault(table_name, self.con.cursor())
+        con = self._cursors.get(table_name)
+        if con is None:  # a connection of its own: DuckDB runs them side by side
+            con = self._cursors[table_name] = self.con.cursor()
         with self.stages.stage("store"):
             con.register("incoming", rows)
             try:
