@@ -419,24 +419,33 @@ def validate(decoded: Decoded, seen: set[str]) -> tuple[hb.HandBatch, list[Quara
                 )
             failed |= flags
         hand_ids = table["hand_id"].to_pylist()
-        for j in np.flatnonzero(~failed):
-            hand_id = hand_ids[j]
-            if hand_id in seen:
-                failed[j] = True
-                source = decoded.sources[keep[j]]
-                quarantined.append(
-                    Quarantined(
-                        source,
-                        hand_id,
-                        Check.duplicate_hand,
-                        f"{source}: hand {hand_id} was read before; only its first record "
-                        "is audited",
-                        _raw(decoded, int(keep[j])),
+        candidates = np.flatnonzero(~failed)
+        fresh = (
+            set(hand_ids) if len(candidates) == len(hand_ids) else {hand_ids[j] for j in candidates}
+        )
+        if len(fresh) == len(candidates) and seen.isdisjoint(fresh):
+            seen |= fresh  # no id read twice: all of them at once
+        else:
+            for j in candidates:
+                hand_id = hand_ids[j]
+                if hand_id in seen:
+                    failed[j] = True
+                    source = decoded.sources[keep[j]]
+                    quarantined.append(
+                        Quarantined(
+                            source,
+                            hand_id,
+                            Check.duplicate_hand,
+                            f"{source}: hand {hand_id} was read before; only its first "
+                            "record is audited",
+                            _raw(decoded, int(keep[j])),
+                        )
                     )
-                )
-            else:
-                seen.add(hand_id)
+                else:
+                    seen.add(hand_id)
         passed = np.flatnonzero(~failed)
+        if len(passed) == len(decoded.sources):  # every record verified
+            return to_batch(table, list(decoded.sources), (players, hand_of, cards)), quarantined
         sources = [decoded.sources[keep[j]] for j in passed]
         if len(passed) == table.num_rows:
             return to_batch(table, sources, (players, hand_of, cards)), quarantined
