@@ -126,7 +126,6 @@ class AuditStore:
         for name, columns in TABLES.items():
             self.con.execute(f"CREATE TABLE {name} ({columns})")
         self._pending: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
-        self._pending_rows = dict.fromkeys(TABLES, 0)
         self._inserters = ThreadPoolExecutor(INSERT_THREADS, thread_name_prefix="store")
         self._inserting: dict[str, Future[None]] = {}
         self._cursors: dict[str, duckdb.DuckDBPyConnection] = {}
@@ -137,9 +136,9 @@ class AuditStore:
         """Add rows to a table, in order; they are in the database after `flush`."""
         if rows.num_rows == 0:
             return
-        self._pending[table_name].append(rows)
-        self._pending_rows[table_name] += rows.num_rows
-        if self._pending_rows[table_name] >= FLUSH_ROWS:
+        pending = self._pending[table_name]
+        pending.append(rows)
+        if sum(part.num_rows for part in pending) >= FLUSH_ROWS:
             self._insert(table_name)
 
     def flush(self) -> None:
@@ -156,7 +155,7 @@ class AuditStore:
         parts = self._pending[table_name]
         if not parts:
             return
-        self._pending[table_name], self._pending_rows[table_name] = [], 0
+        self._pending[table_name] = []
         rows = pa.concat_tables(parts, promote_options="permissive")
         self._wait(table_name)  # one insert per table at a time: memory stays bounded
         self._inserting[table_name] = self._inserters.submit(self._insert_now, table_name, rows)

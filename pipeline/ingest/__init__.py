@@ -44,12 +44,9 @@ class Accounting:
             self.by_check[q.check.value] = self.by_check.get(q.check.value, 0) + 1
 
 
-def blocks(paths: list[Path]) -> Iterator[Block]:
-    """The blocks of every input file, in file order.
-
-    Raises InputError (before reading anything) when a path does not exist.
-    """
-    for path in input_files(paths):
+def blocks(files: list[Path]) -> Iterator[Block]:
+    """The blocks of input files (as `input_files` lists them), in file order."""
+    for path in files:
         yield from read_blocks(path)
 
 
@@ -71,9 +68,12 @@ def decode(block: Block, threads: bool = True) -> Decoded:
 
 
 def read_hands(paths: list[Path]) -> Iterator[tuple[HandBatch, list[Quarantined]]]:
-    """Validated batches of every input file, in file order, with their rejects."""
+    """Validated batches of every input file, in file order, with their rejects.
+
+    Raises InputError (before reading anything) when a path does not exist.
+    """
     seen: set[str] = set()
-    for block in blocks(paths):
+    for block in blocks(input_files(paths)):
         yield validate(decode(block), seen)
 
 

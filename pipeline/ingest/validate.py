@@ -216,13 +216,11 @@ def game_findings(
     hand_held = held.sum(axis=1)
     n_players = len(hand_of)
     player_bits = np.zeros(n_players, dtype=np.uint64)
-    player_held = np.zeros(n_players, dtype=np.int64)
     for codes, player in cards.row_codes.values():
         bits, held = _card_bits(codes)
         player_bits |= _or_by(player, bits, n_players)
-        player_held += np.bincount(player[held], minlength=n_players)
+        hand_held += np.bincount(hand_of[player[held]], minlength=n)
     hand_bits |= _or_by(hand_of, player_bits, n)
-    hand_held += np.bincount(hand_of, weights=player_held, minlength=n).astype(np.int64)
     found[Check.duplicate_card] = np.bitwise_count(hand_bits) < hand_held
 
     bad_setting = np.zeros(n, dtype=bool)
@@ -444,11 +442,11 @@ def validate(decoded: Decoded, seen: set[str]) -> tuple[hb.HandBatch, list[Quara
                 else:
                     seen.add(hand_id)
         passed = np.flatnonzero(~failed)
-        if len(passed) == len(decoded.sources):  # every record verified
-            return to_batch(table, list(decoded.sources), (players, hand_of, cards)), quarantined
-        sources = [decoded.sources[keep[j]] for j in passed]
-        if len(passed) == table.num_rows:
+        if len(passed) == table.num_rows:  # every record left after the schema verified
+            whole_block = len(keep) == len(decoded.sources)
+            sources = list(decoded.sources) if whole_block else [decoded.sources[k] for k in keep]
             return to_batch(table, sources, (players, hand_of, cards)), quarantined
+        sources = [decoded.sources[keep[j]] for j in passed]
         table = table.take(pa.array(passed))
     else:
         sources = []
