@@ -1,7 +1,7 @@
 """Hands per second of ingest and validation, from JSON Lines and from Parquet, and peak memory.
 
 Run: .venv/bin/python scripts/bench_ingest.py [--hands 100000 300000]
-Input: the shared clean examples, repeated with fresh hand ids to the sizes asked.
+Input: the clean examples of fixtures/examples, repeated with fresh hand ids to the sizes asked.
 Each measurement runs in a fresh process (so its peak RSS is its own), one core.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT.parent / "shared" / "examples" / "clean" / "hands.jsonl"
+EXAMPLES = ROOT / "fixtures" / "examples" / "clean" / "hands.jsonl"
 
 
 def make_inputs(hands: int, out: Path) -> tuple[Path, Path]:

@@ -1,7 +1,7 @@
 """`handaudit generate`: deterministic, rule-following tables whose faults the audit finds.
 
 Generator and verifier share the engine, so these tests prove the plumbing; the
-rules themselves stay checked against ../shared/examples.
+rules themselves stay checked against the example sets of fixtures/examples.
 """
 
 from __future__ import annotations

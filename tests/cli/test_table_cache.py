@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, SHARED_EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 
-EDGE = SHARED_EXAMPLES / "edge" / "hands.jsonl"
+EDGE = EXAMPLES / "edge" / "hands.jsonl"
 
 
 def evaluate(cache: str) -> subprocess.CompletedProcess[str]:

@@ -12,15 +12,13 @@ from pathlib import Path
 import duckdb
 
 from tests.cli.test_evaluate_command import handaudit
-from tests.conftest import ROOT, SHARED_EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 
 WORKED = ROOT / "fixtures" / "worked_hands.jsonl"
 
 
 def test_clean_input_exits_0_and_prints_the_summary(tmp_path: Path) -> None:
-    result = handaudit(
-        "verify", str(SHARED_EXAMPLES / "clean" / "hands.jsonl"), "--out", str(tmp_path)
-    )
+    result = handaudit("verify", str(EXAMPLES / "clean" / "hands.jsonl"), "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "records read            400" in result.stdout
     assert "nothing diverged" in result.stdout
@@ -53,7 +51,7 @@ def test_rerun_replaces_and_gives_the_same_rows(tmp_path: Path) -> None:
                 tuple(map(str, r)) for r in con.execute("SELECT * FROM rows").fetchall()
             )
 
-    source = str(SHARED_EXAMPLES / "faults" / "hands.jsonl")
+    source = str(EXAMPLES / "faults" / "hands.jsonl")
     handaudit("verify", source, "--out", str(tmp_path))
     first = rows()
     handaudit("verify", source, "--out", str(tmp_path))
@@ -110,7 +108,7 @@ def test_interrupted_run_keeps_the_previous_audit(tmp_path: Path) -> None:
 
 
 def test_explain_walks_through_a_hand(tmp_path: Path) -> None:
-    handaudit("verify", str(SHARED_EXAMPLES / "faults" / "hands.jsonl"), "--out", str(tmp_path))
+    handaudit("verify", str(EXAMPLES / "faults" / "hands.jsonl"), "--out", str(tmp_path))
     db = str(tmp_path / "audit.duckdb")
     result = handaudit("explain", "T203000-000023", "--db", db)
     assert result.returncode == 0, result.stderr
@@ -123,7 +121,7 @@ def test_explain_walks_through_a_hand(tmp_path: Path) -> None:
 
 
 def test_workers_is_an_option_with_a_floor(tmp_path: Path) -> None:
-    source = str(SHARED_EXAMPLES / "faults" / "hands.jsonl")
+    source = str(EXAMPLES / "faults" / "hands.jsonl")
     one = handaudit("verify", source, "--out", str(tmp_path / "one"), "--workers", "1")
     two = handaudit("verify", source, "--out", str(tmp_path / "two"), "--workers", "2")
     assert one.returncode == two.returncode == 1

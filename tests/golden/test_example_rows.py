@@ -1,4 +1,4 @@
-"""Every recorded row value of the shared examples (the reference's ground truth), re-evaluated."""
+"""Every recorded row value of the example sets (the reference's ground truth), re-evaluated."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from pipeline.cards import format_cards, try_parse
 from pipeline.evaluator import value_text
 from pipeline.showdown import showdown
 from pipeline.variant import TAIWANESE_JOKERS
-from tests.conftest import SHARED_EXAMPLES, load_examples
+from tests.conftest import EXAMPLES, load_examples
 
 VARIANT = TAIWANESE_JOKERS
 
 
 def faulty_hand_ids() -> set[str]:
-    path = SHARED_EXAMPLES / "faults" / "faults.json"
+    path = EXAMPLES / "faults" / "faults.json"
     return {f["hand_id"] for f in json.loads(path.read_text())} if path.exists() else set()
 
 

@@ -1,4 +1,4 @@
-"""Named reports on the shared examples: they reconcile to the cent, their formats stay stable."""
+"""Named reports on the example sets: they reconcile to the cent, their formats stay stable."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from pipeline.reports import catalog
 from tests.cli.test_evaluate_command import handaudit
-from tests.conftest import SHARED_EXAMPLES, load_examples
+from tests.conftest import EXAMPLES, load_examples
 
 GOLDEN = Path(__file__).parent / "reports"
 
@@ -24,14 +24,14 @@ GOLDEN = Path(__file__).parent / "reports"
 @pytest.fixture(scope="module")
 def clean_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("clean")
-    handaudit("verify", str(SHARED_EXAMPLES / "clean" / "hands.jsonl"), "--out", str(out))
+    handaudit("verify", str(EXAMPLES / "clean" / "hands.jsonl"), "--out", str(out))
     return out / "audit.duckdb"
 
 
 @pytest.fixture(scope="module")
 def faults_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("faults")
-    handaudit("verify", str(SHARED_EXAMPLES / "faults" / "hands.jsonl"), "--out", str(out))
+    handaudit("verify", str(EXAMPLES / "faults" / "hands.jsonl"), "--out", str(out))
     return out / "audit.duckdb"
 
 

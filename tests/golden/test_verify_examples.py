@@ -1,4 +1,4 @@
-"""The real `handaudit verify` on the shared examples, read back from the DuckDB file."""
+"""The real `handaudit verify` on the example sets, read back from the DuckDB file."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from tests.cli.test_evaluate_command import handaudit
-from tests.conftest import SHARED_EXAMPLES, load_examples
+from tests.conftest import EXAMPLES, load_examples
 
 TABLE_RULES = {"cover", "largest_group", "floor_60", "timeout_sit_out", "continuity", "hand_no"}
 
@@ -53,7 +53,7 @@ def assert_recomputed_exactly(con: duckdb.DuckDBPyConnection, hands: list[dict[s
 
 def test_clean_set_recomputes_everything_and_flags_nothing(tmp_path: Path) -> None:
     hands = load_examples("clean")
-    rc, con = audit(tmp_path, SHARED_EXAMPLES / "clean" / "hands.jsonl")
+    rc, con = audit(tmp_path, EXAMPLES / "clean" / "hands.jsonl")
     assert rc == 0
     assert flagged(con) == set()
     assert_recomputed_exactly(con, hands)
@@ -65,7 +65,7 @@ def test_clean_set_recomputes_everything_and_flags_nothing(tmp_path: Path) -> No
 
 def test_edge_set_breaks_only_cover_and_the_floor(tmp_path: Path) -> None:
     hands = load_examples("edge")
-    rc, con = audit(tmp_path, SHARED_EXAMPLES / "edge" / "hands.jsonl")
+    rc, con = audit(tmp_path, EXAMPLES / "edge" / "hands.jsonl")
     assert rc == 1
     assert_recomputed_exactly(con, hands)
     assert {c for _, c in flagged(con)} == {"cover", "floor_60"}
@@ -90,7 +90,7 @@ def test_edge_set_breaks_only_cover_and_the_floor(tmp_path: Path) -> None:
 
 
 def faults_found(con: duckdb.DuckDBPyConnection) -> tuple[list[Any], list[Any]]:
-    truth = json.loads((SHARED_EXAMPLES / "faults" / "faults.json").read_text())
+    truth = json.loads((EXAMPLES / "faults" / "faults.json").read_text())
     found = flagged(con)
     allowed = {f["hand_id"] for f in truth} | {e for f in truth for e in f["echo_hand_ids"]}
     missed = [f for f in truth if (f["hand_id"], f["check"]) not in found]
@@ -99,14 +99,14 @@ def faults_found(con: duckdb.DuckDBPyConnection) -> tuple[list[Any], list[Any]]:
 
 
 def test_faults_set_every_fault_found_nothing_else(tmp_path: Path) -> None:
-    rc, con = audit(tmp_path, SHARED_EXAMPLES / "faults" / "hands.jsonl")
+    rc, con = audit(tmp_path, EXAMPLES / "faults" / "hands.jsonl")
     assert rc == 1
     assert faults_found(con) == ([], [])
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_faults_shuffled_and_split_across_files(tmp_path: Path, seed: int) -> None:
-    lines = (SHARED_EXAMPLES / "faults" / "hands.jsonl").read_text().splitlines()
+    lines = (EXAMPLES / "faults" / "hands.jsonl").read_text().splitlines()
     random.Random(seed).shuffle(lines)
     # The duplicate must stay second to be the one quarantined: keep the first copy first.
     parts = tmp_path / "in"

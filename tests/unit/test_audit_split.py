@@ -19,12 +19,10 @@ from pipeline.audit import AUDIT_TABLES, BatchAudit, audit_batch
 from pipeline.ingest.decode import decode_lines, readable_hand_id
 from pipeline.ingest.sources import LinesBlock
 from pipeline.ingest.validate import validate
-from tests.conftest import ROOT, SHARED_EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 
 
 def _lines(path: Path) -> list[bytes]:
-    if not path.exists():
-        pytest.skip(f"no examples at {path}")
     opener: Any = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as f:
         lines = [line.rstrip(b"\n") for line in f if line.strip()]
@@ -63,8 +61,8 @@ def _rows(table: pa.Table) -> list[str]:
 @pytest.mark.parametrize(
     "path",
     [
-        SHARED_EXAMPLES / "faults" / "hands.jsonl",
-        SHARED_EXAMPLES / "edge" / "hands.jsonl",
+        EXAMPLES / "faults" / "hands.jsonl",
+        EXAMPLES / "edge" / "hands.jsonl",
         ROOT / "fixtures" / "sample" / "jsonl" / "hands.jsonl.gz",
     ],
     ids=["faults", "edge", "sample"],

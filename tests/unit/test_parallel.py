@@ -10,7 +10,7 @@ import pytest
 from pipeline import store
 from pipeline.ingest import sources
 from pipeline.verify import verify
-from tests.conftest import ROOT, SHARED_EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 
 TABLES = ("hands", "players", "row_values", "settlements", "sitting_out", "divergences")
 
@@ -31,7 +31,7 @@ def _stored(database: Path) -> dict[str, list[tuple[object, ...]]]:
 @pytest.mark.parametrize(
     "inputs",
     [
-        [SHARED_EXAMPLES / "faults" / "hands.jsonl", SHARED_EXAMPLES / "edge" / "hands.jsonl"],
+        [EXAMPLES / "faults" / "hands.jsonl", EXAMPLES / "edge" / "hands.jsonl"],
         [ROOT / "fixtures" / "sample" / "parquet" / "hands.parquet"],
     ],
     ids=["faults+edge jsonl", "sample parquet"],
@@ -39,8 +39,6 @@ def _stored(database: Path) -> dict[str, list[tuple[object, ...]]]:
 def test_workers_change_no_output_row(
     inputs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if not all(p.exists() for p in inputs):
-        pytest.skip("examples not found")
     # Small blocks: many of them in flight, and repeated hands in different blocks.
     monkeypatch.setattr(sources, "LINES_PER_BLOCK", 37)
     monkeypatch.setattr(sources, "ROWS_PER_BATCH", 37)
@@ -57,7 +55,7 @@ def test_store_buffer_changes_no_output_row(
     # Parquet (text read as dictionaries) and JSON Lines (plain text) in one table.
     inputs = [
         ROOT / "fixtures" / "sample" / "parquet" / "hands.parquet",
-        SHARED_EXAMPLES / "edge" / "hands.jsonl",
+        EXAMPLES / "edge" / "hands.jsonl",
     ]
     monkeypatch.setattr(sources, "LINES_PER_BLOCK", 37)
     whole = verify(inputs, tmp_path / "whole")

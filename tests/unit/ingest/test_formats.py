@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from pipeline.ingest.decode import decode_lines, schema
 from pipeline.ingest.quarantine import Check
 from pipeline.ingest.sources import dictionary_columns, read_blocks
-from tests.conftest import ROOT, SHARED_EXAMPLES, load_examples
+from tests.conftest import EXAMPLES, ROOT, load_examples
 from tests.unit.ingest.helpers import ingest
 
 SCHEMA_FILE = ROOT / "schemas" / "hand-history.schema.json"
@@ -45,7 +45,7 @@ def digest(batches: list[Any]) -> dict[str, list[Any]]:
 
 
 def test_every_format_reads_the_same(tmp_path: Path) -> None:
-    source = SHARED_EXAMPLES / "edge" / "hands.jsonl"
+    source = EXAMPLES / "edge" / "hands.jsonl"
     load_examples("edge")
     lines = source.read_text().splitlines()
     records = [json.loads(line) for line in lines]
@@ -89,14 +89,14 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
 
 
 def test_the_input_faults_of_the_examples_are_quarantined() -> None:
-    faults = json.loads((SHARED_EXAMPLES / "faults" / "faults.json").read_text())
+    faults = json.loads((EXAMPLES / "faults" / "faults.json").read_text())
     input_checks = {check.value for check in Check}  # every quarantine check
     want = {(f["hand_id"], f["check"]) for f in faults if f["check"] in input_checks}
-    _, rejects, accounting = ingest(SHARED_EXAMPLES / "faults" / "hands.jsonl")
+    _, rejects, accounting = ingest(EXAMPLES / "faults" / "hands.jsonl")
     assert {(q.hand_id, q.check.value) for q in rejects} == want
     assert accounting.read == 321 == accounting.verified + accounting.quarantined
     for name in ("clean", "edge"):
-        assert ingest(SHARED_EXAMPLES / name / "hands.jsonl")[1] == []
+        assert ingest(EXAMPLES / name / "hands.jsonl")[1] == []
 
 
 def test_the_json_schema_file_matches_the_models() -> None:
@@ -115,7 +115,7 @@ def test_the_examples_pass_the_json_schema() -> None:
 
 def test_nested_text_columns_are_read_as_dictionaries(tmp_path: Path) -> None:
     path = tmp_path / "hands.parquet"
-    (lines,) = read_blocks(SHARED_EXAMPLES / "edge" / "hands.jsonl")
+    (lines,) = read_blocks(EXAMPLES / "edge" / "hands.jsonl")
     pq.write_table(decode_lines(lines).table, path)  # type: ignore[arg-type]
     players = "players.list.element"
     assert set(dictionary_columns(pq.ParquetFile(path).schema)) == {
