@@ -59,10 +59,7 @@ def _decimal_text(value: object, pattern: re.Pattern[str], what: str, places: st
     if not isinstance(value, str):
         raise ValueError(f"{what} must be a decimal string or an integer, not {value!r}")
     if not pattern.fullmatch(value):
-        raise ValueError(
-            f"{what} {value!r} is not a plain decimal with at most "
-            f"{pattern.pattern.count('1,') and pattern.pattern[-5]} decimals"
-        )
+        raise ValueError(f"{what} {value!r} is not a plain decimal{places}")
     try:
         return Decimal(value)
     except InvalidOperation:  # pragma: no cover - the pattern admits only valid decimals

@@ -98,6 +98,17 @@ def test_messages_name_the_source_and_the_field(tmp_path: Path) -> None:
     assert "seat 4 middle holds '1h', which is not a card" in rejects[0].message
 
 
+def test_a_money_or_rate_message_says_how_many_decimals(tmp_path: Path) -> None:
+    lines = [
+        spoil(set_("players.0.won", "9.001")),
+        spoil(lambda h: h.update(hand_id="rate", rake_rate="0.0000000001")),
+    ]
+    _, rejects, _ = ingest(write_lines(tmp_path / "h.jsonl", lines))
+    money, rate = (q.message for q in rejects)
+    assert "money '9.001' is not a plain decimal with at most two decimals" in money
+    assert "rate '0.0000000001' is not a plain decimal from 0 to 1 with at most nine" in rate
+
+
 def test_money_as_numbers_and_strings_is_accepted_exactly(tmp_path: Path) -> None:
     as_text = valid_hand()
     as_number = valid_hand()
