@@ -12,16 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from pipeline.batch import HandBatch
 from pipeline.cards import card_texts, format_cards
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
-from pipeline.ingest.batch import HandBatch
-from pipeline.ingest.columns import decimals
+from pipeline.columns import decimals
+from pipeline.games import HOME_RUN_NAMES, TAIWANESE_JOKERS, Variant
 from pipeline.money import Settlement, settle
-from pipeline.scoring import HOME_RUN_NAMES, Pairs, player_points, score_pairs, sum_by
+from pipeline.scoring import Pairs, player_points, score_pairs, sum_by
 from pipeline.showdown import Showdown, showdown
 from pipeline.stages import NO_STAGES, Stages
-from pipeline.variant import TAIWANESE_JOKERS, Variant
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def audit_batch(
     """
     players = batch.players
     with stages.stage("evaluation"):
-        shown = showdown(variant, batch.boards, players.setting(), players.hand)
+        shown = showdown(variant, batch.boards, players.setting, players.hand)
     with stages.stage("scoring and money"):
         pairs = score_pairs(variant, shown.value, players.hand, players.seat)
         points = player_points(pairs, len(players))
@@ -181,7 +181,7 @@ def _rows_table(
     than texts; the `rows` view of the store spreads them out and spells them again.
     """
     players = batch.players
-    setting = players.setting()
+    setting = players.setting
     cards = np.concatenate([setting[row.name] for row in variant.rows], axis=1)
     n_players = value.shape[0]
     per_player = value.reshape(n_players, -1)

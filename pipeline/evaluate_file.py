@@ -16,8 +16,8 @@ import numpy as np
 from pipeline.cards import format_cards, parse
 from pipeline.errors import AuditError
 from pipeline.evaluator import value_label, value_text
+from pipeline.games import TAIWANESE_JOKERS
 from pipeline.showdown import showdown
-from pipeline.variant import TAIWANESE_JOKERS, VARIANTS
 
 
 class HandFileError(AuditError):
@@ -107,4 +107,4 @@ def evaluate_file(path: Path, limit: int) -> EvaluationReport:
     return EvaluationReport("\n".join(lines).lstrip("\n"), differ == 0)
 
 
-__all__ = ["VARIANTS", "EvaluationReport", "evaluate_file"]
+__all__ = ["EvaluationReport", "evaluate_file"]

@@ -105,3 +105,24 @@ def rake_of(won: Ints, player_hand: Ints, seat: Ints, rake_rate: Ints, rake_cap:
     extra[order] = (rank < missing[ranked_hand]).astype(np.int64)
     rake[np.flatnonzero(capped)] = share + extra
     return rake
+
+
+def money_text(cents: int) -> str:
+    """Cents as the decimal text of hand-history.md.
+
+    >>> money_text(1250), money_text(-5)
+    ('12.50', '-0.05')
+    """
+    sign = "-" if cents < 0 else ""
+    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
+
+
+def cents_of(text: str) -> int:
+    """The cents of a plain decimal text with at most two decimals, exactly.
+
+    >>> cents_of("12.5"), cents_of("-0.05"), cents_of("3")
+    (1250, -5, 300)
+    """
+    whole, _, fraction = text.lstrip("-").partition(".")
+    cents = int(whole) * 100 + int((fraction + "00")[:2])
+    return -cents if text.startswith("-") else cents

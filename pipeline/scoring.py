@@ -12,12 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.variant import Variant
+from pipeline.games import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, Variant
 
 Ints = npt.NDArray[np.int64]
-
-HOME_RUN_NONE, HOME_RUN_SEAT, HOME_RUN_OPPONENT = 0, 1, 2
-HOME_RUN_NAMES = (None, "seat", "opponent")  # as recorded, by code
 
 
 @dataclass(frozen=True)

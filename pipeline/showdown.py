@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.evaluator import evaluate, read_boards
-from pipeline.variant import Variant
+from pipeline.games import Variant
 
 
 @dataclass(frozen=True)

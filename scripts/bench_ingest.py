@@ -48,12 +48,14 @@ def make_inputs(hands: int, out: Path) -> tuple[Path, Path]:
 
 def measure(path: Path) -> None:
     """In this process: read and validate every hand of `path`; print one JSON line."""
-    from pipeline.ingest import Accounting, read_hands
+    from pipeline.ingest import Accounting, blocks, input_files
+    from pipeline.parallel import audit_blocks
+    from pipeline.stages import NO_STAGES
 
     started = time.perf_counter()
     accounting = Accounting()
-    for batch, rejects in read_hands([path]):
-        accounting.add(len(batch), rejects)
+    for read in audit_blocks(blocks(input_files([path])), 1, NO_STAGES, audit=False):
+        accounting.add(read.verified, read.rejects)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(

@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 
-class Check(StrEnum):
+class DivergenceCheck(StrEnum):
     """Divergence checks of audit-output.md."""
 
     row_value = "row_value"
@@ -66,7 +66,7 @@ class Findings:
     def add(
         self,
         hand: int,
-        check: Check,
+        check: DivergenceCheck,
         message: str,
         *,
         seat: int | None = None,

@@ -11,15 +11,15 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.batch import HandBatch
 from pipeline.cards import INVALID, JOKER, format_cards, try_parse
-from pipeline.checks.findings import Check, Findings
+from pipeline.checks.findings import DivergenceCheck, Findings
+from pipeline.columns import children, lengths
 from pipeline.evaluator import evaluate, parse_value, read_boards, value_text
-from pipeline.ingest.batch import ROW_NAMES, HandBatch
-from pipeline.ingest.columns import children, lengths, money_text
-from pipeline.money import Settlement
-from pipeline.scoring import HOME_RUN_NAMES, Pairs, sum_by
+from pipeline.games import HOME_RUN_NAMES, ROW_NAMES, Variant
+from pipeline.money import Settlement, money_text
+from pipeline.scoring import Pairs, sum_by
 from pipeline.showdown import Showdown
-from pipeline.variant import Variant
 
 Ints = npt.NDArray[np.int64]
 
@@ -59,7 +59,7 @@ def _row_values(batch: HandBatch, shown: Showdown, findings: Findings) -> None:
         name = ROW_NAMES[int(rows.row[i])]
         findings.add(
             int(players.hand[p]),
-            Check.row_value,
+            DivergenceCheck.row_value,
             f"seat {players.seat[p]} {name} row on board {rows.board[i] + 1} is "
             f"{expected}, recorded as {recorded}",
             seat=int(players.seat[p]),
@@ -79,7 +79,7 @@ def _joker_substitutes(
     if given.size == 0:
         return
     players = batch.players
-    setting = players.setting()
+    setting = players.setting
     subs_list = rows.joker_as.take(pa.array(given))
     count = lengths(subs_list)
     values, parent = children(subs_list)
@@ -145,7 +145,7 @@ def _joker_substitutes(
         expected = ",".join(c for c in format_cards(shown.joker_as[p, board[i], row[i]]) if c)
         findings.add(
             int(players.hand[p]),
-            Check.joker_as,
+            DivergenceCheck.joker_as,
             f"seat {players.seat[p]} {name} row on board {board[i] + 1}: the recorded "
             f"joker substitute {recorded} {problem}",
             seat=int(players.seat[p]),
@@ -170,7 +170,7 @@ def _pair_settlements(
     for i in np.flatnonzero(~found):
         findings.add(
             int(rec.hand[i]),
-            Check.pair_points,
+            DivergenceCheck.pair_points,
             f"a settlement is recorded for seats {rec.seat[i]} and {rec.opponent[i]}, "
             "which are not a pair of dealt-in players (seat before opponent)",
             seat=int(rec.seat[i]),
@@ -180,16 +180,16 @@ def _pair_settlements(
     k = where[found]
     r = np.flatnonzero(found)
     for check, ours, theirs, show in (
-        (Check.pair_points, pairs.points[k], rec.points[r], str),
-        (Check.home_run, pairs.home_run[k], rec.home_run[r], _home_run_text),
-        (Check.pair_amount, money.amount[k], rec.amount[r], money_text),
+        (DivergenceCheck.pair_points, pairs.points[k], rec.points[r], str),
+        (DivergenceCheck.home_run, pairs.home_run[k], rec.home_run[r], _home_run_text),
+        (DivergenceCheck.pair_amount, money.amount[k], rec.amount[r], money_text),
     ):
         for i in np.flatnonzero(ours != theirs):
             a, b = int(seat[pairs.a[k[i]]]), int(seat[pairs.b[k[i]]])
             what = {
-                Check.pair_points: "points",
-                Check.home_run: "Home Run",
-                Check.pair_amount: "amount",
+                DivergenceCheck.pair_points: "points",
+                DivergenceCheck.home_run: "Home Run",
+                DivergenceCheck.pair_amount: "amount",
             }[check]
             findings.add(
                 int(pairs.hand[k[i]]),
@@ -208,7 +208,7 @@ def _pair_settlements(
         a, b = int(seat[pairs.a[i]]), int(seat[pairs.b[i]])
         findings.add(
             int(pairs.hand[i]),
-            Check.pair_points,
+            DivergenceCheck.pair_points,
             f"seat {a} against seat {b}: {pairs.points[i]} points, but no settlement "
             "is recorded for the pair",
             seat=a,
@@ -220,11 +220,11 @@ def _pair_settlements(
 def _player_results(batch: HandBatch, points: Ints, money: Settlement, findings: Findings) -> None:
     players = batch.players
     for check, ours, theirs, show in (
-        (Check.points, points, players.points, str),
-        (Check.won, money.won, players.won, money_text),
-        (Check.rake, money.rake, players.rake, money_text),
-        (Check.net, money.net, players.net, money_text),
-        (Check.stack_end, money.stack_end, players.stack_end, money_text),
+        (DivergenceCheck.points, points, players.points, str),
+        (DivergenceCheck.won, money.won, players.won, money_text),
+        (DivergenceCheck.rake, money.rake, players.rake, money_text),
+        (DivergenceCheck.net, money.net, players.net, money_text),
+        (DivergenceCheck.stack_end, money.stack_end, players.stack_end, money_text),
     ):
         for i in np.flatnonzero(ours != theirs):
             findings.add(
@@ -252,7 +252,7 @@ def _hand_totals(batch: HandBatch, money: Settlement, findings: Findings) -> Non
         )
         findings.add(
             int(i),
-            Check.rake_total,
+            DivergenceCheck.rake_total,
             f"rake total {money_text(int(rake_total[i]))}, recorded "
             f"{money_text(int(recorded[i]))}, which {why}",
             expected=money_text(int(rake_total[i])),
@@ -269,7 +269,7 @@ def _hand_totals(batch: HandBatch, money: Settlement, findings: Findings) -> Non
         )
         findings.add(
             int(i),
-            Check.zero_sum,
+            DivergenceCheck.zero_sum,
             f"{what}, not 0.00",
             expected="0.00",
             recorded=money_text(int(won_sum[i] or net_sum[i])),

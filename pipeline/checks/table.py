@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pipeline.rules import RULES
+from pipeline.games import TAIWANESE
+
+# The table rules of rules.md section 7, as Taiwanese Poker deals them.
+GAME = TAIWANESE
 
 
 class Store(Protocol):
@@ -72,7 +75,7 @@ SELECT hand_id, table_id, seat, player_id, point_value, stack_start, add_on, qua
 FROM appearances
 WINDOW w AS (PARTITION BY table_id, player_id ORDER BY hand_no, hand_id)
 QUALIFY NOT quarantined AND previous_end IS NOT NULL
-    AND (previous_end < {RULES.floor_points} * point_value OR stack_start <> previous_end + add_on)
+    AND (previous_end < {GAME.floor_points} * point_value OR stack_start <> previous_end + add_on)
 """
 
 
@@ -90,17 +93,17 @@ COVER = _insert(
     "cover",
     f"""
     SELECT h.hand_id, h.table_id, p.seat,
-           CAST({RULES.cover_points} * (h.n_players - 1) * h.point_value AS DECIMAL(18,2))::VARCHAR
+           CAST({GAME.cover_points} * (h.n_players - 1) * h.point_value AS DECIMAL(18,2))::VARCHAR
                AS expected,
            p.stack_start::VARCHAR AS recorded,
            format('seat {{}} ({{}}) started with {{}}, short of the {{}} needed to cover '
-                  '{RULES.cover_points} points against each of {{}} opponents',
+                  '{GAME.cover_points} points against each of {{}} opponents',
                   p.seat, p.player_id, p.stack_start::VARCHAR,
-                  CAST({RULES.cover_points} * (h.n_players - 1) * h.point_value
+                  CAST({GAME.cover_points} * (h.n_players - 1) * h.point_value
                        AS DECIMAL(18,2))::VARCHAR,
                   h.n_players - 1) AS message
     FROM players p JOIN hands h USING (hand_id)
-    WHERE p.stack_start < {RULES.cover_points} * (h.n_players - 1) * h.point_value
+    WHERE p.stack_start < {GAME.cover_points} * (h.n_players - 1) * h.point_value
 """,
 )
 
@@ -116,7 +119,7 @@ LARGEST_GROUP = _insert(
         UNION ALL
         SELECT h.hand_id, h.table_id, h.n_players, h.point_value, s.stack
         FROM hands h JOIN sitting_out s USING (hand_id)
-        WHERE s.reason = 'short' AND s.stack >= {RULES.floor_points} * h.point_value
+        WHERE s.reason = 'short' AND s.stack >= {GAME.floor_points} * h.point_value
     ),
     ranked AS (  -- a group of k can play when the k-th largest stack covers k - 1 others
         SELECT hand_id, table_id, n_players, point_value, stack,
@@ -126,14 +129,14 @@ LARGEST_GROUP = _insert(
     largest AS (
         SELECT hand_id, table_id, n_players, max(k) AS k
         FROM ranked
-        WHERE k BETWEEN {RULES.min_players} AND {RULES.max_players}
-          AND stack >= {RULES.cover_points} * (k - 1) * point_value
+        WHERE k BETWEEN {GAME.min_players} AND {GAME.max_players}
+          AND stack >= {GAME.cover_points} * (k - 1) * point_value
         GROUP BY ALL
     )
     SELECT hand_id, table_id, NULL::BIGINT AS seat, k::VARCHAR AS expected,
            n_players::VARCHAR AS recorded,
            format('{{}} players were dealt, but {{}} of the seated players (short ones at or '
-                  'above the {RULES.floor_points}-point floor included) could cover a '
+                  'above the {GAME.floor_points}-point floor included) could cover a '
                   'hand of {{}}', n_players, k, k) AS message
     FROM largest WHERE n_players < k
 """,
@@ -143,17 +146,17 @@ FLOOR = _insert(
     "floor_60",
     f"""
     SELECT hand_id, table_id, seat,
-           CAST({RULES.floor_points} * point_value AS DECIMAL(18,2))::VARCHAR AS expected,
+           CAST({GAME.floor_points} * point_value AS DECIMAL(18,2))::VARCHAR AS expected,
            stack_start::VARCHAR AS recorded,
            format('seat {{}} ({{}}) ended hand {{}} with {{}}, below the '
-                  '{RULES.floor_points}-point floor of {{}}, and was dealt in again with {{}}',
+                  '{GAME.floor_points}-point floor of {{}}, and was dealt in again with {{}}',
                   seat, player_id,
                   previous_hand, previous_end::VARCHAR,
-                  CAST({RULES.floor_points} * point_value AS DECIMAL(18,2))::VARCHAR,
+                  CAST({GAME.floor_points} * point_value AS DECIMAL(18,2))::VARCHAR,
                   stack_start::VARCHAR) AS message
     FROM previous
-    WHERE NOT quarantined AND previous_end < {RULES.floor_points} * point_value
-      AND stack_start < {RULES.floor_points} * point_value
+    WHERE NOT quarantined AND previous_end < {GAME.floor_points} * point_value
+      AND stack_start < {GAME.floor_points} * point_value
 """,
 )
 

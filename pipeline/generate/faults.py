@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.ingest.columns import money_text
+from pipeline.money import cents_of, money_text
 
 RECORD_FAULTS = (
     "unreadable",
@@ -59,14 +59,8 @@ def echoes(hand: dict[str, Any], before: bool = False) -> list[str]:
     return ([f"{table}-{no - 1:06d}"] if before and no > 1 else []) + later
 
 
-def _cents(text: str) -> int:
-    whole, _, frac = text.lstrip("-").partition(".")
-    value = int(whole) * 100 + int((frac + "00")[:2])
-    return -value if text.startswith("-") else value
-
-
 def _shift(text: str, cents: int) -> str:
-    return money_text(_cents(text) + cents)
+    return money_text(cents_of(text) + cents)
 
 
 def spoil(
@@ -82,7 +76,6 @@ def spoil(
         if not back:
             return None
         p = back[int(rng.integers(len(back)))]
-    line = None
     match check:
         case "row_value":
             row = p["rows"][int(rng.integers(len(p["rows"])))]

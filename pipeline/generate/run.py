@@ -17,6 +17,8 @@ import pyarrow.parquet as pq
 
 from pipeline.cards import format_cards
 from pipeline.evaluator import value_text
+from pipeline.games import HOME_RUN_NAMES, TAIWANESE_JOKERS
+from pipeline.games import TAIWANESE_JOKERS as GAME
 from pipeline.generate import faults
 from pipeline.generate.tables import (
     SEATS,
@@ -27,13 +29,10 @@ from pipeline.generate.tables import (
     seat_changes,
     settings_for,
 )
-from pipeline.ingest.columns import money_text
-from pipeline.money import settle
+from pipeline.money import money_text, settle
 from pipeline.progress import Progress
-from pipeline.rules import RULES
-from pipeline.scoring import HOME_RUN_NAMES, player_points, score_pairs
+from pipeline.scoring import player_points, score_pairs
 from pipeline.showdown import showdown
-from pipeline.variant import TAIWANESE_JOKERS
 
 FORMATS = ("jsonl", "json", "parquet")
 _ALL_FAULTS = faults.RECORD_FAULTS + faults.DEALING_FAULTS
@@ -59,7 +58,7 @@ def simulate(
     waiting_fault = np.full(n_tables, -1, np.int64)
     while (t.hand_no < hands_per_table).any():
         seat_changes(rng, t)
-        floor = RULES.floor_points * t.point_value[:, None]
+        floor = GAME.floor_points * t.point_value[:, None]
         away = t.occupied & (rng.random(t.stack.shape) < 0.03)
         candidate = t.occupied & ~t.timed_out & ~away & (t.stack >= floor)
         k = largest_group(t.stack, candidate, t.point_value)
@@ -163,12 +162,12 @@ def _dealing_faults(
     """Deal in (or leave out) one player at the tables drawn for a dealing fault."""
     dealt = dealt.copy()
     fault = fault.copy()
-    floor = RULES.floor_points * t.point_value
+    floor = GAME.floor_points * t.point_value
     for table in np.flatnonzero(fault >= len(faults.RECORD_FAULTS)):
         kind = _ALL_FAULTS[fault[table]]
         n = int(dealt[table].sum())
         others = t.occupied[table] & ~dealt[table]
-        need = RULES.cover_points * n * t.point_value[table]  # to cover one more opponent
+        need = GAME.cover_points * n * t.point_value[table]  # to cover one more opponent
         if kind == "cover":
             pick = (
                 others

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.cards import JOKER
-from pipeline.rules import RULES
+from pipeline.games import TAIWANESE_JOKERS as GAME
 
 SEATS = 6
 POINT_VALUES = np.array([10, 25, 50, 100, 200, 500])  # cents per point
@@ -71,12 +71,12 @@ class Tables:
 def buy_in(rng: np.random.Generator, point_value: Ints, shape: tuple[int, ...]) -> Ints:
     """A buy-in of 60 to 300 points, in whole cents."""
     pv = np.broadcast_to(point_value[:, None] if len(shape) == 2 else point_value, shape)
-    return (rng.integers(RULES.floor_points, 300, shape) * pv).astype(np.int64)
+    return (rng.integers(GAME.floor_points, 300, shape) * pv).astype(np.int64)
 
 
 def seat_changes(rng: np.random.Generator, t: Tables) -> None:
     """Players leave (busted players more often), new ones sit down, short ones top up."""
-    floor = RULES.floor_points * t.point_value[:, None]
+    floor = GAME.floor_points * t.point_value[:, None]
     below = t.occupied & (t.stack < floor)
     leave = t.occupied & (
         (rng.random(t.stack.shape) < 0.02) | (below & (rng.random(t.stack.shape) < 0.3))
@@ -92,7 +92,7 @@ def seat_changes(rng: np.random.Generator, t: Tables) -> None:
     # Short players top up to between 60 and 200 points now and then.
     below = t.occupied & (t.stack < floor)
     top_up = below & (rng.random(t.stack.shape) < 0.5)
-    target = rng.integers(RULES.floor_points, 200, t.stack.shape) * t.point_value[:, None]
+    target = rng.integers(GAME.floor_points, 200, t.stack.shape) * t.point_value[:, None]
     add = np.where(top_up, target - t.stack, 0)
     t.stack += add
     t.pending_add_on += add
@@ -101,8 +101,8 @@ def seat_changes(rng: np.random.Generator, t: Tables) -> None:
 def largest_group(stack: Ints, candidate: npt.NDArray[np.bool_], point_value: Ints) -> Ints:
     """Per table, the largest k (at most 6) such that k candidates can cover k players."""
     k_best = np.zeros(len(stack), np.int64)
-    for k in range(RULES.min_players, RULES.max_players + 1):
-        need = RULES.cover_points * (k - 1) * point_value[:, None]
+    for k in range(GAME.min_players, GAME.max_players + 1):
+        need = GAME.cover_points * (k - 1) * point_value[:, None]
         able = (candidate & (stack >= need)).sum(axis=1)
         k_best = np.where(able >= k, k, k_best)
     return k_best

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.ingest.batch import HandBatch
+from pipeline.batch import HandBatch
 from pipeline.ingest.decode import (
     Decoded,
     concat,
@@ -15,9 +15,9 @@ from pipeline.ingest.decode import (
     decode_objects,
     schema,
 )
-from pipeline.ingest.quarantine import Check, Quarantined
+from pipeline.ingest.quarantine import QuarantineCheck, Quarantined
 from pipeline.ingest.sources import (
-    Block,
+    FilePart,
     LinesBlock,
     ObjectsBlock,
     RowGroupsBlock,
@@ -44,13 +44,13 @@ class Accounting:
             self.by_check[q.check.value] = self.by_check.get(q.check.value, 0) + 1
 
 
-def blocks(files: list[Path]) -> Iterator[Block]:
+def blocks(files: list[Path]) -> Iterator[FilePart]:
     """The blocks of input files (as `input_files` lists them), in file order."""
     for path in files:
         yield from read_blocks(path)
 
 
-def decode(block: Block, threads: bool = True) -> Decoded:
+def decode(block: FilePart, threads: bool = True) -> Decoded:
     """A block's records in the canonical schema; an unreadable file is all rejects.
 
     `threads`: let Arrow's readers use their own threads (off when several blocks are
@@ -67,24 +67,14 @@ def decode(block: Block, threads: bool = True) -> Decoded:
     return decode_arrow(block)
 
 
-def read_hands(paths: list[Path]) -> Iterator[tuple[HandBatch, list[Quarantined]]]:
-    """Validated batches of every input file, in file order, with their rejects.
-
-    Raises InputError (before reading anything) when a path does not exist.
-    """
-    seen: set[str] = set()
-    for block in blocks(input_files(paths)):
-        yield validate(decode(block), seen)
-
-
 __all__ = [
     "Accounting",
-    "Block",
-    "Check",
+    "FilePart",
     "HandBatch",
+    "QuarantineCheck",
     "Quarantined",
     "blocks",
     "decode",
-    "read_hands",
+    "input_files",
     "validate",
 ]

@@ -23,9 +23,9 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 from pydantic import ValidationError
 
-from pipeline.ingest.columns import whole
-from pipeline.ingest.quarantine import Check, Quarantined, raw_text
-from pipeline.ingest.schema import MONEY_SCALE, MONEY_TEXT, RATE_TEXT, Hand, arrow_schema
+from pipeline.columns import whole
+from pipeline.hand_history import MONEY_SCALE, MONEY_TEXT, RATE_TEXT, Hand, arrow_schema
+from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 from pipeline.ingest.sources import ArrowBlock, LinesBlock, ObjectsBlock, loads
 
 _SMALLEST_FAST = 32
@@ -87,7 +87,11 @@ def careful(
             except UnicodeDecodeError:
                 rejects.append(
                     Quarantined(
-                        source, None, Check.unreadable, f"{source} is not UTF-8 text", raw_text(raw)
+                        source,
+                        None,
+                        QuarantineCheck.unreadable,
+                        f"{source} is not UTF-8 text",
+                        raw_text(raw),
                     )
                 )
                 continue
@@ -97,7 +101,7 @@ def careful(
                     Quarantined(
                         source,
                         readable_hand_id(raw),
-                        Check.unreadable,
+                        QuarantineCheck.unreadable,
                         f"{source} is not valid JSON ({why})",
                         raw_text(raw),
                     )
@@ -108,7 +112,7 @@ def careful(
                 Quarantined(
                     source,
                     None,
-                    Check.schema,
+                    QuarantineCheck.schema,
                     f"{source}: a hand record is a JSON object, not {type(record).__name__}",
                     raw_text(raw),
                 )
@@ -121,7 +125,7 @@ def careful(
                 Quarantined(
                     source,
                     hand_id_of(record),
-                    Check.schema,
+                    QuarantineCheck.schema,
                     f"{source}: {schema_message(error)}",
                     raw_text(raw),
                 )

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 
-class Check(StrEnum):
+class QuarantineCheck(StrEnum):
     """Quarantine checks of audit-output.md, in the order they take precedence."""
 
     unreadable = "unreadable"
@@ -23,7 +23,7 @@ class Check(StrEnum):
 class Quarantined:
     source: str  # file:line, file:row N, or the file alone
     hand_id: str | None
-    check: Check
+    check: QuarantineCheck
     message: str
     raw: str | None
 

@@ -22,8 +22,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import AuditError
-from pipeline.ingest.quarantine import Check, Quarantined, raw_text
-from pipeline.ingest.schema import JsonConstant, JsonNumber
+from pipeline.hand_history import JsonConstant, JsonNumber
+from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 
 SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".parquet")
 LINES_PER_BLOCK = 8192
@@ -127,7 +127,10 @@ class RowGroupsBlock:
         return parts
 
 
-Block = LinesBlock | ObjectsBlock | ArrowBlock | RowGroupsBlock | Quarantined
+Block = LinesBlock | ObjectsBlock | ArrowBlock | RowGroupsBlock
+# What reading a file yields: blocks of records, and a quarantine row for each part of
+# it that cannot be read.
+FilePart = Block | Quarantined
 
 
 def input_files(paths: list[Path]) -> list[Path]:
@@ -157,7 +160,7 @@ def loads(text: str | bytes) -> Any:
     return json.loads(text, parse_float=JsonNumber, parse_constant=JsonConstant)
 
 
-def read_blocks(path: Path) -> Iterator[Block]:
+def read_blocks(path: Path) -> Iterator[FilePart]:
     """The blocks of one file; never raises for a bad file, yields quarantine rows instead."""
     name = str(path)
     try:
@@ -203,10 +206,10 @@ def _is_jsonl(stream: IO[bytes]) -> bool:
 
 
 def _unreadable(source: str, what: str, raw: bytes | None = None) -> Quarantined:
-    return Quarantined(source, None, Check.unreadable, f"{source} {what}", raw_text(raw))
+    return Quarantined(source, None, QuarantineCheck.unreadable, f"{source} {what}", raw_text(raw))
 
 
-def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[Block]:
+def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
     # Read in large chunks and split in memory: reading line by line hands the GIL
     # back and forth at every small read, which starves this thread beside workers.
     numbers: list[int] = []
@@ -251,7 +254,7 @@ def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[Block]:
         yield LinesBlock(name, numbers, lines)
 
 
-def _document_blocks(name: str, stream: IO[bytes]) -> Iterator[Block]:
+def _document_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
     """A JSON array of hands (or objects one after another), decoded one object at a time."""
     decoder = json.JSONDecoder(parse_float=JsonNumber, parse_constant=JsonConstant)
     text = ""
@@ -336,7 +339,7 @@ def _document_blocks(name: str, stream: IO[bytes]) -> Iterator[Block]:
         yield ObjectsBlock(sources, records, raws)
 
 
-def _parquet_blocks(path: Path) -> Iterator[Block]:
+def _parquet_blocks(path: Path) -> Iterator[FilePart]:
     try:
         # pre_buffer off: buffering ahead keeps every column chunk read so far alive
         # until the reader finishes, so memory grew with the file.

@@ -10,8 +10,8 @@ import pytest
 
 from pipeline.cards import format_cards, try_parse
 from pipeline.evaluator import value_text
+from pipeline.games import TAIWANESE_JOKERS
 from pipeline.showdown import showdown
-from pipeline.variant import TAIWANESE_JOKERS
 from tests.conftest import EXAMPLES, load_examples
 
 VARIANT = TAIWANESE_JOKERS

@@ -6,15 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.scoring import (
-    HOME_RUN_NONE,
-    HOME_RUN_OPPONENT,
-    HOME_RUN_SEAT,
-    pairs_of,
-    player_points,
-    score_pairs,
-)
-from pipeline.variant import TAIWANESE
+from pipeline.games import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, TAIWANESE
+from pipeline.scoring import pairs_of, player_points, score_pairs
 
 
 def values(*rows: list[int]) -> np.ndarray:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.ingest import Accounting, HandBatch, Quarantined, read_hands
+from pipeline.batch import HandBatch
+from pipeline.ingest import Accounting, Quarantined, blocks, input_files
+from pipeline.parallel import audit_blocks
+from pipeline.stages import NO_STAGES
 from tests.conftest import ROOT
 
 WORKED = ROOT / "fixtures" / "worked_hands.jsonl"
@@ -21,13 +25,13 @@ def valid_hand() -> dict[str, Any]:
 def ingest(*paths: Path) -> tuple[list[HandBatch], list[Quarantined], Accounting]:
     accounting = Accounting()
     batches, rejects = [], []
-    for batch, quarantined in read_hands(list(paths)):
-        accounting.add(len(batch), quarantined)
-        batches.append(batch)
-        rejects.extend(quarantined)
+    for read in audit_blocks(blocks(input_files(list(paths))), 1, NO_STAGES, audit=False):
+        accounting.add(read.verified, read.rejects)
+        batches.append(read.batch)
+        rejects.extend(read.rejects)
     return batches, rejects, accounting
 
 
-def write_lines(path: Path, lines: list[str | bytes]) -> Path:
+def write_lines(path: Path, lines: Sequence[str | bytes]) -> Path:
     path.write_bytes(b"\n".join(x if isinstance(x, bytes) else x.encode() for x in lines) + b"\n")
     return path

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.ingest.decode import decode_lines, schema
-from pipeline.ingest.quarantine import Check
+from pipeline.ingest.quarantine import QuarantineCheck
 from pipeline.ingest.sources import dictionary_columns, read_blocks
 from tests.conftest import EXAMPLES, ROOT, load_examples
 from tests.unit.ingest.helpers import ingest
@@ -90,7 +90,7 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
 
 def test_the_input_faults_of_the_examples_are_quarantined() -> None:
     faults = json.loads((EXAMPLES / "faults" / "faults.json").read_text())
-    input_checks = {check.value for check in Check}  # every quarantine check
+    input_checks = {check.value for check in QuarantineCheck}  # every quarantine check
     want = {(f["hand_id"], f["check"]) for f in faults if f["check"] in input_checks}
     _, rejects, accounting = ingest(EXAMPLES / "faults" / "hands.jsonl")
     assert {(q.hand_id, q.check.value) for q in rejects} == want

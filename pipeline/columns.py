@@ -192,9 +192,3 @@ def decimals(
         [mask, pa.py_buffer(words.tobytes())],
         null_count=-1 if valid is not None else 0,
     )
-
-
-def money_text(cents: int) -> str:
-    """'12.50' for 1250 cents, '-0.05' for -5."""
-    sign = "-" if cents < 0 else ""
-    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"

@@ -17,8 +17,6 @@ Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
 Flags = npt.NDArray[np.bool_]
 
-ROW_NAMES = ("top", "middle", "bottom")
-
 
 @dataclass(frozen=True)
 class Hands:
@@ -49,9 +47,7 @@ class Players:
     stack_start: Ints
     add_on: Ints
     timed_out: Flags
-    top: Codes  # (players, 1)
-    middle: Codes  # (players, 2)
-    bottom: Codes  # (players, 4)
+    setting: dict[str, Codes]  # per row name, (players, the row's size)
     points: Ints  # recorded
     won: Ints
     rake: Ints
@@ -60,9 +56,6 @@ class Players:
 
     def __len__(self) -> int:
         return len(self.hand)
-
-    def setting(self) -> dict[str, Codes]:
-        return {"top": self.top, "middle": self.middle, "bottom": self.bottom}
 
 
 @dataclass(frozen=True)
@@ -82,7 +75,7 @@ class Settlements:
     seat: Ints
     opponent: Ints
     points: Ints
-    home_run: Ints  # a code of pipeline.scoring (index into HOME_RUN_NAMES)
+    home_run: Ints  # a code of pipeline.games (index into HOME_RUN_NAMES)
     amount: Ints
 
 
@@ -98,7 +91,7 @@ class SittingOut:
 @dataclass(frozen=True)
 class HandBatch:
     hands: Hands
-    boards: Codes  # (hands, 2, 5)
+    boards: Codes  # (hands, boards, board size)
     players: Players
     rows: RecordedRows
     settlements: Settlements

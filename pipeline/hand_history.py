@@ -25,6 +25,8 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from pipeline.games import HOME_RUN_NAMES, ROW_NAMES, SEATS, TAIWANESE, VARIANTS
+
 MONEY_DIGITS = 18
 MONEY_SCALE = 2
 RATE_SCALE = 9
@@ -37,7 +39,13 @@ RATE_TEXT = re.compile(r"\d+(\.\d{1,9})?")
 TIMESTAMP_TEXT = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})"
 )
-VARIANTS = ("taiwanese", "taiwanese_jokers")
+# Every game with boards deals these (the Taiwanese pair).
+BOARDS, BOARD_SIZE = TAIWANESE.boards, TAIWANESE.board_size
+# The names a record may use, read from the games, so that a new game is named once.
+VariantName = Literal[tuple(VARIANTS)]  # type: ignore[valid-type]
+RowName = Literal[ROW_NAMES]  # type: ignore[valid-type]
+BoardNumber = Literal[tuple(range(1, BOARDS + 1))]  # type: ignore[valid-type]
+HomeRunName = Literal[HOME_RUN_NAMES[1:]]  # type: ignore[valid-type]
 
 
 class JsonNumber(str):
@@ -136,8 +144,8 @@ Timestamp = Annotated[
     ),
 ]
 Card = str  # parsed over whole columns by pipeline.cards: a bad card is a `card` finding
-Board = Annotated[list[Card], _exactly(5, "cards on a board")]
-Seat = Annotated[int, Field(ge=1, le=6)]
+Board = Annotated[list[Card], _exactly(BOARD_SIZE, "cards on a board")]
+Seat = Annotated[int, Field(ge=1, le=SEATS)]
 
 
 class Record(BaseModel):
@@ -147,8 +155,8 @@ class Record(BaseModel):
 
 
 class RowResult(Record):
-    board: Literal[1, 2]
-    row: Literal["top", "middle", "bottom"]
+    board: BoardNumber  # type: ignore[valid-type]
+    row: RowName
     value: str
     joker_as: list[Card] | None = None
 
@@ -157,7 +165,7 @@ class PairSettlement(Record):
     seat: Seat
     opponent: Seat
     points: int
-    home_run: Literal["seat", "opponent"] | None = None
+    home_run: HomeRunName | None = None  # type: ignore[valid-type]
     amount: Money
 
 
@@ -191,12 +199,12 @@ class Hand(Record):
     table_id: str
     hand_no: int
     started_at: Timestamp
-    variant: Literal["taiwanese", "taiwanese_jokers"]
+    variant: VariantName  # type: ignore[valid-type]
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None  # none: USD
     point_value: Annotated[Money, Field(gt=0)]
     rake_rate: Annotated[Rate, Field(ge=0, le=1)]
     rake_cap: Annotated[Money, Field(ge=0)]
-    boards: Annotated[list[Board], _exactly(2, "boards")]
+    boards: Annotated[list[Board], _exactly(BOARDS, "boards")]
     players: list[Player]
     settlements: list[PairSettlement] | None = None
     rake_total: Money | None = None
@@ -252,7 +260,6 @@ def arrow_schema() -> pa.Schema:
 
 __all__ = [
     "MONEY_TEXT",
-    "VARIANTS",
     "Hand",
     "JsonConstant",
     "JsonNumber",

@@ -1,0 +1,71 @@
+"""What a game of the family is, as data: its rows, boards, deck, players and seats.
+
+The evaluator, the scoring, the money, the store and the checks read every count
+from here instead of writing 7 or 2 again; another game is another `Variant`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.evaluator import Plays
+
+HOME_RUN_NONE, HOME_RUN_SEAT, HOME_RUN_OPPONENT = 0, 1, 2
+HOME_RUN_NAMES = (None, "seat", "opponent")  # who of a pair scored it, as recorded, by code
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a setting: its name, how many cards it holds and plays, what it scores."""
+
+    name: str
+    size: int
+    plays: Plays
+    points: int
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A game: its rows (in the order a setting lists them), boards, deck and Home Run."""
+
+    name: str
+    rows: tuple[Row, ...]
+    boards: int
+    board_size: int
+    jokers: int  # the most jokers one hand may hold (0: the deck has none)
+    home_run_bonus: int
+    min_players: int
+    max_players: int
+    seats: int  # seats are numbered 1 to this
+    floor_points: int  # a player below this many points is not dealt in again
+
+    @property
+    def cards_per_player(self) -> int:
+        return sum(row.size for row in self.rows)
+
+    @property
+    def row_names(self) -> tuple[str, ...]:
+        return tuple(row.name for row in self.rows)
+
+    @property
+    def row_sizes(self) -> dict[str, int]:
+        return {row.name: row.size for row in self.rows}
+
+    @property
+    def values_per_player(self) -> int:
+        """Row values of one player: every row on every board (one set without boards)."""
+        return max(self.boards, 1) * len(self.rows)
+
+    @property
+    def max_pair_points(self) -> int:
+        """The most one player can win from another in a hand: every row on every board,
+        and the Home Run."""
+        return max(self.boards, 1) * sum(row.points for row in self.rows) + self.home_run_bonus
+
+    @property
+    def cover_points(self) -> int:
+        """What a dealt-in player must be able to pay each opponent."""
+        return self.max_pair_points
+
+    def row(self, name: str) -> Row:
+        return next(row for row in self.rows if row.name == name)

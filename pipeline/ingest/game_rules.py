@@ -1,0 +1,290 @@
+"""The game checks of ingest (players, card, joker, duplicate_card, setting) over whole columns.
+
+Each rule is one function: it judges every record of a batch at once and returns,
+with its verdict, how to say why a record failed, read from the same columns the
+verdict came from, so a verdict and its message cannot drift apart. The counts
+(players, seats, row sizes, jokers) come from each record's game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.cards import INVALID, JOKER, format_cards, try_parse
+from pipeline.columns import children, field, ints, lengths, whole
+from pipeline.games import ROW_NAMES, VARIANTS, Variant
+from pipeline.hand_history import BOARD_SIZE, BOARDS
+from pipeline.ingest.quarantine import QuarantineCheck
+
+Flags = npt.NDArray[np.bool_]
+Ints = npt.NDArray[np.int64]
+Codes = npt.NDArray[np.int8]
+GAMES: tuple[Variant, ...] = tuple(VARIANTS.values())
+
+
+@dataclass(frozen=True)
+class CardList:
+    """One list of cards per player (a row, or the dealt cards): each card's code, the
+    player holding it (ascending) and its text as read; per player, the list's length
+    (-1 where absent)."""
+
+    codes: Codes
+    owner: Ints
+    texts: pa.Array
+    lengths: Ints
+
+    @classmethod
+    def read(cls, lists: pa.Array) -> CardList:
+        texts, owner = children(lists)
+        return cls(try_parse(texts), owner, texts, lengths(lists))
+
+    def of(self, player: int) -> slice:
+        """Where `player`'s cards are in `codes` and `texts`."""
+        lo, hi = np.searchsorted(self.owner, [player, player + 1])
+        return slice(int(lo), int(hi))
+
+    def per_player(self, n_players: int, size: int) -> Codes:
+        """The codes as (players, size); a player whose list has another length gets -1s."""
+        fits = np.bincount(self.owner, minlength=n_players) == size
+        if fits.all():  # the usual case: the codes are already player after player
+            return self.codes.reshape(n_players, size)
+        out = np.full((n_players, size), INVALID, dtype=np.int8)
+        out[fits] = self.codes[fits[self.owner]].reshape(-1, size)
+        return out
+
+
+@dataclass(frozen=True)
+class HandCards:
+    """The cards of a batch of records that passed the schema, with their games."""
+
+    game: Ints  # per hand: index into GAMES
+    hand_of: Ints  # per player: index of the hand
+    first_player: Ints  # per hand (and one past the last): its first player
+    seat: Ints
+    boards: Codes  # (hands, BOARDS, BOARD_SIZE)
+    board_texts: pa.Array  # the same, flat
+    rows: dict[str, CardList]
+    dealt: CardList
+
+    @classmethod
+    def read(cls, table: pa.Table) -> HandCards:
+        n = table.num_rows
+        players, hand_of = children(table["players"])
+        board_texts = pc.list_flatten(pc.list_flatten(whole(table["boards"])))
+        names = pa.array([g.name for g in GAMES])
+        return cls(
+            game=ints(pc.index_in(whole(table["variant"]), value_set=names)),
+            hand_of=hand_of,
+            first_player=np.searchsorted(hand_of, np.arange(n + 1)).astype(np.int64),
+            seat=ints(field(players, "seat")),
+            boards=try_parse(board_texts).reshape(n, BOARDS, BOARD_SIZE),
+            board_texts=board_texts,
+            rows={name: CardList.read(field(players, name)) for name in ROW_NAMES},
+            dealt=CardList.read(field(players, "cards")),
+        )
+
+    def __len__(self) -> int:
+        return len(self.game)
+
+    def per_hand(self, count: Callable[[Variant], int]) -> Ints:
+        """A count of each hand's game, such as its most players."""
+        return np.array([count(g) for g in GAMES], dtype=np.int64)[self.game]
+
+    def row_size(self, name: str) -> Ints:
+        """Per hand, how many cards its game's row `name` holds."""
+        return self.per_hand(lambda g: g.row(name).size)
+
+    def players_of(self, hand: int) -> range:
+        return range(int(self.first_player[hand]), int(self.first_player[hand + 1]))
+
+    def setting_texts(self, player: int) -> list[str]:
+        return [t for rows in self.rows.values() for t in rows.texts[rows.of(player)].to_pylist()]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Which records fail a rule, and why one of them does (a sentence)."""
+
+    failed: Flags
+    why: Callable[[int], str]
+
+
+def players_rule(h: HandCards) -> Verdict:
+    count = np.diff(h.first_player)
+    # A seat is repeated when the hand's seats, as bits, are fewer than its players.
+    seat_bits = np.left_shift(np.uint64(1), np.clip(h.seat, 0, 63).astype(np.uint64))
+    repeated = np.bitwise_count(_or_by(h.hand_of, seat_bits, len(h))) < count
+    least, most = h.per_hand(lambda g: g.min_players), h.per_hand(lambda g: g.max_players)
+
+    def why(i: int) -> str:
+        if repeated[i]:
+            seats = h.seat[h.players_of(i)].tolist()
+            twice = min(s for s in seats if seats.count(s) > 1)
+            return f"seat {twice} is dealt twice; seats are unique in a hand"
+        return f"{count[i]} players are dealt; a hand deals {least[i]} to {most[i]}"
+
+    return Verdict((count < least) | (count > most) | repeated, why)
+
+
+def card_rule(h: HandCards) -> Verdict:
+    bad = (h.boards == INVALID).any(axis=(1, 2))
+    lists = {**h.rows, "cards": h.dealt}
+    for cards in lists.values():
+        bad[h.hand_of[cards.owner[cards.codes == INVALID]]] = True
+
+    def why(i: int) -> str:
+        per_hand = BOARDS * BOARD_SIZE
+        for k in np.flatnonzero(h.boards[i].reshape(-1) == INVALID)[:1]:
+            text = h.board_texts[i * per_hand + int(k)].as_py()
+            return f"board {k // BOARD_SIZE + 1} holds {text!r}, which is not a card"
+        for p in h.players_of(i):
+            for name, cards in lists.items():
+                mine = cards.of(p)
+                for k in np.flatnonzero(cards.codes[mine] == INVALID)[:1]:
+                    text = cards.texts[mine.start + int(k)].as_py()
+                    return (
+                        f"seat {h.seat[p]} {name} holds {text!r}, which is not a card "
+                        "(expected a rank of 23456789TJQKA then a suit of cdhs, or JK)"
+                    )
+        raise AssertionError("the card rule failed a hand without a bad card")
+
+    return Verdict(bad, why)
+
+
+def joker_rule(h: HandCards) -> Verdict:
+    held = np.zeros(len(h), dtype=np.int64)
+    for cards in h.rows.values():
+        held += np.bincount(h.hand_of[cards.owner[cards.codes == JOKER]], minlength=len(h))
+    on_board = (h.boards == JOKER).any(axis=(1, 2))
+    allowed = h.per_hand(lambda g: g.jokers)
+
+    def why(i: int) -> str:
+        if on_board[i]:
+            return "a joker is on a board; jokers are dealt only to players"
+        if allowed[i] == 0:
+            return f"{held[i]} joker(s) dealt in {GAMES[h.game[i]].name}, which has none"
+        return f"{held[i]} jokers dealt; the deck has {allowed[i]}"
+
+    return Verdict(on_board | (held > allowed), why)
+
+
+def duplicate_card_rule(h: HandCards) -> Verdict:
+    # A card is dealt twice in a hand when the hand's cards, as bits, are fewer than its cards.
+    n = len(h)
+    bits, standard = _card_bits(h.boards.reshape(n, -1))
+    hand_bits = np.bitwise_or.reduce(bits, axis=1)
+    hand_cards = standard.sum(axis=1)
+    for cards in h.rows.values():
+        bits, standard = _card_bits(cards.codes)
+        hand_bits |= _or_by(h.hand_of[cards.owner], bits, n)
+        hand_cards += np.bincount(h.hand_of[cards.owner[standard]], minlength=n)
+
+    def why(i: int) -> str:
+        places = [(f"board {b + 1}", h.boards[i, b]) for b in range(BOARDS)]
+        places += [
+            (f"seat {h.seat[p]} {name}", cards.codes[cards.of(p)])
+            for p in h.players_of(i)
+            for name, cards in h.rows.items()
+        ]
+        seen: dict[int, str] = {}
+        for where, codes in places:
+            for code in codes[(codes >= 0) & (codes < JOKER)].tolist():
+                if code in seen:
+                    card = format_cards(np.array([code]))[0]
+                    return f"{card} is dealt twice: in {seen[code]} and in {where}"
+                seen[code] = where
+        raise AssertionError("the duplicate_card rule failed a hand without a repeated card")
+
+    return Verdict(np.bitwise_count(hand_bits) < hand_cards, why)
+
+
+def setting_rule(h: HandCards) -> Verdict:
+    """Rows of the game's sizes, holding the dealt cards when those are recorded."""
+    n_players = len(h.hand_of)
+    sizes = {name: h.row_size(name) for name in ROW_NAMES}
+    shaped = np.ones(n_players, dtype=bool)
+    for name, cards in h.rows.items():
+        shaped &= cards.lengths == sizes[name][h.hand_of]
+    dealt_size = h.per_hand(lambda g: g.cards_per_player)[h.hand_of]
+    has_dealt = h.dealt.lengths >= 0
+    wrong_count = has_dealt & (h.dealt.lengths != dealt_size)
+    differs = np.zeros(n_players, dtype=bool)
+    compare = np.flatnonzero(has_dealt & shaped & ~wrong_count)
+    for size in np.unique(dealt_size[compare]):  # one size a game
+        some = compare[dealt_size[compare] == size]
+        setting = np.concatenate(
+            [h.rows[r].per_player(n_players, int(sizes[r][h.hand_of[some[0]]])) for r in ROW_NAMES],
+            axis=1,
+        )
+        dealt = h.dealt.per_player(n_players, int(size))
+        differs[some] = _multiset_key(setting[some]) != _multiset_key(dealt[some])
+    wrong = ~shaped | wrong_count | differs
+
+    def why(i: int) -> str:
+        for p in h.players_of(i):
+            if not shaped[p]:
+                got = ", ".join(f"{r} {max(c.lengths[p], 0)}" for r, c in h.rows.items())
+                *most, last = (str(int(sizes[r][i])) for r in ROW_NAMES)
+                return f"seat {h.seat[p]} set {got} cards; rows hold {', '.join(most)} and {last}"
+        p = next(p for p in h.players_of(i) if wrong_count[p] or differs[p])
+        dealt = h.dealt.texts[h.dealt.of(p)].to_pylist()
+        return (
+            f"seat {h.seat[p]} set {' '.join(h.setting_texts(p))}, which are not the cards "
+            f"dealt ({' '.join(dealt)})"
+        )
+
+    failed = np.zeros(len(h), dtype=bool)
+    failed[h.hand_of[wrong]] = True
+    return Verdict(failed, why)
+
+
+# In order of precedence: a record is quarantined by the first rule it fails.
+RULES: tuple[tuple[QuarantineCheck, Callable[[HandCards], Verdict]], ...] = (
+    (QuarantineCheck.players, players_rule),
+    (QuarantineCheck.card, card_rule),
+    (QuarantineCheck.joker, joker_rule),
+    (QuarantineCheck.duplicate_card, duplicate_card_rule),
+    (QuarantineCheck.setting, setting_rule),
+)
+
+# A prime for every code (non-card and joker included): the product of a row's primes
+# names its multiset of codes exactly (unique factorization), whatever the order, and
+# as many of them as a player holds (the largest is 251) fit in 63 bits.
+_PRIMES = np.array(
+    [p for p in range(2, 252) if all(p % d for d in range(2, int(p**0.5) + 1))], dtype=np.int64
+)
+assert len(_PRIMES) == JOKER + 2
+assert int(_PRIMES[-1]) ** max(g.cards_per_player for g in GAMES) < 2**63
+
+
+def _multiset_key(codes: Codes) -> Ints:
+    """Per row of (rows, k) codes, a number equal for two rows exactly when they hold the
+    same codes as many times each."""
+    key = np.ones(len(codes), dtype=np.int64)
+    for column in (codes.astype(np.int64) + 1).T:
+        key *= _PRIMES[column]
+    return key
+
+
+def _card_bits(codes: Codes) -> tuple[npt.NDArray[np.uint64], Flags]:
+    """Each code as a bit of a 52-bit mask (0 for jokers and non-cards), and which are cards."""
+    standard = (codes >= 0) & (codes < JOKER)
+    shift = np.where(standard, codes, 0).astype(np.uint64)
+    return np.where(standard, np.left_shift(np.uint64(1), shift), np.uint64(0)), standard
+
+
+def _or_by(owner: Ints, bits: npt.NDArray[np.uint64], owners: int) -> Any:
+    """The OR of each owner's bits; `owner` is in ascending order (a list column's parents)."""
+    count = np.bincount(owner, minlength=owners)
+    out = np.zeros(owners, dtype=np.uint64)
+    some = count > 0
+    if some.any():
+        out[some] = np.bitwise_or.reduceat(bits, (np.cumsum(count) - count)[some])
+    return out
