@@ -25,7 +25,6 @@ class Hands:
     hand_no: Ints
     started_at: Ints  # microseconds since the epoch, UTC
     variant: pa.Array
-    jokers: Flags  # the variant deals jokers
     currency: pa.Array
     point_value: Ints
     rake_rate: Ints  # billionths

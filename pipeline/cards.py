@@ -45,17 +45,6 @@ def _spellings() -> dict[str, int]:
 SPELLINGS: dict[str, int] = _spellings()
 
 
-def rank_of(codes: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]:
-    """Rank 0..12 of standard cards (13 for the joker)."""
-    return (np.asarray(codes) >> 2).astype(np.int8)
-
-
-def suit_of(codes: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]:
-    """Suit 0..3 of standard cards (4 for the joker, which has none)."""
-    codes = np.asarray(codes)
-    return np.where(codes == JOKER, 4, codes & 3).astype(np.int8)
-
-
 def _pair_table() -> npt.NDArray[np.int8]:
     """Code of every accepted two-byte spelling, indexed by first byte * 256 + second."""
     table = np.full(1 << 16, INVALID, dtype=np.int8)

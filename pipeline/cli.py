@@ -3,21 +3,70 @@
 from __future__ import annotations
 
 import os
-import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
+import duckdb
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from pipeline.errors import AuditError, ExitCode
 
+HELP = "Audit Taiwanese Poker hand histories: re-evaluate, re-settle, flag every divergence."
+
+
+class _Flags:
+    """Help that shows a flag as a flag: Typer would print `--help <bool>`, as if it took
+    a value."""
+
+    def get_params(self, ctx: Any) -> Any:
+        params = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            if getattr(param, "is_flag", False):
+                param.metavar = ""
+        return params
+
+
+class _Group(_Flags, TyperGroup):
+    pass
+
+
+class _Command(_Flags, TyperCommand):
+    pass
+
+
 app = typer.Typer(
     name="handaudit",
-    help="Audit Taiwanese Poker hand histories: re-evaluate, re-settle, flag every divergence.",
+    cls=_Group,
+    help=HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+command = app.command
+
+
+@contextmanager
+def exit_codes(after: str = "") -> Iterator[None]:
+    """The one mapping of errors to exit codes, with words on stderr, never a traceback.
+
+    `after` says what the failure left behind (such as an audit left unchanged).
+    """
+    try:
+        yield
+    except AuditError as error:
+        _fail(str(error), error.exit_code)
+    except (OSError, duckdb.IOException) as error:  # a file that cannot be read or written
+        _fail(f"{error}{after}", ExitCode.COULD_NOT_RUN)
+    except KeyboardInterrupt:
+        _fail(f"interrupted{after}", ExitCode.INTERRUPTED)
+
+
+def _fail(message: str, code: ExitCode) -> None:
+    typer.echo(f"handaudit: {message}", err=True)
+    raise typer.Exit(int(code)) from None
 
 
 @app.callback(invoke_without_command=True)
@@ -35,39 +84,33 @@ def handaudit(
         typer.echo(ctx.get_help())
 
 
-def fail(error: AuditError) -> typer.Exit:
-    """Print an error for people on stderr and give the exit code it maps to."""
-    typer.echo(f"handaudit: {error}", err=True)
-    return typer.Exit(int(error.exit_code))
-
-
-@app.command("evaluate")
+@command("evaluate", cls=_Command)
 def evaluate_command(
-    hands: Annotated[Path, typer.Argument(help="A JSON Lines file of hand records.")],
-    limit: Annotated[int, typer.Option(help="Show at most this many hands.")] = 5,
+    hands: Annotated[Path, typer.Argument(metavar="FILE", help="A JSON Lines file of hands.")],
+    limit: Annotated[int, typer.Option(metavar="N", help="Show at most this many hands.")] = 5,
 ) -> None:
     """Evaluate every row of every player on both boards, beside the recorded values."""
     from pipeline.evaluate_file import evaluate_file
     from pipeline.table_cache import cached_tables
 
-    try:
-        with cached_tables():
-            report = evaluate_file(hands, limit=limit)
-    except AuditError as error:
-        raise fail(error) from None
+    with exit_codes(), cached_tables():
+        report = evaluate_file(hands, limit=limit)
     typer.echo(report.text)
     raise typer.Exit(int(ExitCode.CLEAN if report.agree else ExitCode.FINDINGS))
 
 
-@app.command("verify")
+@command("verify", cls=_Command)
 def verify_command(
     inputs: Annotated[
         list[Path],
-        typer.Argument(help="Hand-history files or directories (JSON, JSON Lines, .gz, Parquet)."),
+        typer.Argument(
+            metavar="INPUT...",
+            help="Hand-history files or directories (JSON, JSON Lines, .gz, Parquet).",
+        ),
     ],
-    out: Annotated[Path, typer.Option("--out", help="Where audit.duckdb is written.")] = Path(
-        "audit"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Where audit.duckdb is written.")
+    ] = Path("audit"),
     parquet: Annotated[
         bool, typer.Option("--parquet", help="Also write each table as Parquet in OUT/parquet/.")
     ] = False,
@@ -75,6 +118,7 @@ def verify_command(
         int,
         typer.Option(
             "--workers",
+            metavar="N",
             min=1,
             help="Blocks audited side by side (threads); the output does not depend on it.",
         ),
@@ -85,70 +129,60 @@ def verify_command(
     Exit 0 when nothing diverged, 1 when anything diverged or was quarantined,
     2 when the audit could not run.
     """
-    import duckdb
-
     from pipeline.progress import Progress
     from pipeline.verify import verify
 
-    try:
+    with exit_codes(f"; no audit was written (one already in {out} is unchanged)"):
         summary = verify(inputs, out, parquet=parquet, progress=Progress(), workers=workers)
-    except AuditError as error:
-        raise fail(error) from None
-    except (OSError, duckdb.IOException) as error:  # such as an output that cannot be written
-        typer.echo(
-            f"handaudit: {error}; no audit was written (one already in {out} is unchanged)",
-            err=True,
-        )
-        raise typer.Exit(int(ExitCode.COULD_NOT_RUN)) from None
-    except KeyboardInterrupt:
-        typer.echo(f"handaudit: interrupted; the previous audit in {out} is unchanged", err=True)
-        raise typer.Exit(130) from None
     typer.echo(summary.text())
     raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
 
 
-@app.command("explain")
+@command("explain", cls=_Command)
 def explain_command(
-    hand_id: Annotated[str, typer.Argument(help="The hand to explain.")],
-    db: Annotated[Path, typer.Option("--db", help="The audit database.")] = Path(
+    hand_id: Annotated[str, typer.Argument(metavar="HAND_ID", help="The hand to explain.")],
+    db: Annotated[Path, typer.Option("--db", metavar="FILE", help="The audit database.")] = Path(
         "audit/audit.duckdb"
     ),
 ) -> None:
     """Show one hand step by step: rows per board, pairs, rake, stacks, and its divergences."""
     from pipeline.explain import explain
 
-    try:
+    with exit_codes():
         typer.echo(explain(db, hand_id))
-    except AuditError as error:
-        raise fail(error) from None
 
 
-@app.command("generate")
+@command("generate", cls=_Command)
 def generate_command(
-    out: Annotated[Path, typer.Option("--out", help="The file to write (its faults.json beside).")],
-    tables: Annotated[int, typer.Option("--tables", min=1, help="How many tables.")] = 8,
-    hands: Annotated[int, typer.Option("--hands", min=1, help="Hands per table.")] = 50,
-    seed: Annotated[int, typer.Option("--seed", help="Same seed, same output.")] = 1,
+    out: Annotated[
+        Path,
+        typer.Option("--out", metavar="FILE", help="The file to write (its faults.json beside)."),
+    ],
+    tables: Annotated[int, typer.Option("--tables", metavar="T", min=1, help="Tables.")] = 8,
+    hands: Annotated[int, typer.Option("--hands", metavar="H", min=1, help="Hands a table.")] = 50,
+    seed: Annotated[int, typer.Option("--seed", metavar="S", help="Same seed, same output.")] = 1,
     jokers: Annotated[
         float,
         typer.Option(
-            "--jokers", min=0.0, max=1.0, help="Share of tables playing Taiwanese Jokers."
+            "--jokers", metavar="SHARE", min=0.0, max=1.0, help="Share of Taiwanese Jokers tables."
         ),
     ] = 0.5,
     faults: Annotated[
         float,
-        typer.Option("--faults", min=0.0, max=1.0, help="Share of hands given a listed fault."),
+        typer.Option(
+            "--faults", metavar="RATE", min=0.0, max=1.0, help="Share of hands given a fault."
+        ),
     ] = 0.0,
-    fmt: Annotated[str, typer.Option("--format", help="jsonl, json or parquet.")] = "jsonl",
+    fmt: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="jsonl, json or parquet.")
+    ] = "jsonl",
 ) -> None:
     """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
-    from pipeline.generate.run import FORMATS, generate
+    from pipeline.generate.run import generate
     from pipeline.progress import Progress
     from pipeline.table_cache import cached_tables
 
-    if fmt not in FORMATS:
-        raise fail(AuditError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}."))
-    with cached_tables():
+    with exit_codes("; the file may be incomplete"), cached_tables():
         result = generate(
             out,
             tables=tables,
@@ -162,70 +196,62 @@ def generate_command(
     listed = (
         f"; {result.faults} faults listed in {result.faults_path}" if result.faults_path else ""
     )
-    typer.echo(f"wrote {result.hands:,} hands to {result.path}{listed}", err=True)
+    typer.echo(f"wrote {result.hands:,} hands to {result.path}{listed or ''}", err=True)
 
 
-@app.command("report")
+@command("report", cls=_Command)
 def report_command(
-    name: Annotated[str | None, typer.Argument(help="The report (see --list), or 'audit'.")] = None,
-    db: Annotated[Path, typer.Option("--db", help="The audit database.")] = Path(
+    name: Annotated[
+        str | None, typer.Argument(metavar="NAME", help="The report (see --list), or 'audit'.")
+    ] = None,
+    db: Annotated[Path, typer.Option("--db", metavar="FILE", help="The audit database.")] = Path(
         "audit/audit.duckdb"
     ),
     from_day: Annotated[
-        str | None, typer.Option("--from", help="First UTC day, YYYY-MM-DD.")
+        str | None, typer.Option("--from", metavar="DAY", help="First UTC day, YYYY-MM-DD.")
     ] = None,
-    to_day: Annotated[str | None, typer.Option("--to", help="Last UTC day, YYYY-MM-DD.")] = None,
-    table: Annotated[str | None, typer.Option("--table", help="Only this table.")] = None,
-    player: Annotated[str | None, typer.Option("--player", help="Only this player.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table, csv, json or parquet.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write here, not stdout.")] = None,
+    to_day: Annotated[
+        str | None, typer.Option("--to", metavar="DAY", help="Last UTC day, YYYY-MM-DD.")
+    ] = None,
+    table: Annotated[
+        str | None, typer.Option("--table", metavar="ID", help="Only this table.")
+    ] = None,
+    player: Annotated[
+        str | None, typer.Option("--player", metavar="ID", help="Only this player.")
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="table, csv, json or parquet.")
+    ] = "table",
+    output: Annotated[
+        Path | None, typer.Option("--output", metavar="FILE", help="Write here, not stdout.")
+    ] = None,
     html_file: Annotated[
         Path | None,
-        typer.Option("--html", help="With 'audit': write the offline HTML audit report here."),
+        typer.Option(
+            "--html", metavar="FILE", help="With 'audit': write the offline HTML report here."
+        ),
     ] = None,
     list_reports: Annotated[bool, typer.Option("--list", help="Name every report.")] = False,
 ) -> None:
     """Run a named SQL report from sql/, or write the HTML audit report."""
-    from datetime import date
-
     from pipeline import reports
 
-    try:
+    with exit_codes():
         if list_reports or name is None:
-            for spec in reports.catalog().values():
-                typer.echo(f"{spec.name:<22} {spec.title}: {spec.question}")
-            typer.echo(f"{'audit':<22} The audit at a glance, as one offline HTML file (--html)")
-            return
-        if name == "audit":
+            typer.echo(reports.listing())
+        elif name == "audit":
             from pipeline.html_report import audit_report
 
             if html_file is None:
                 raise reports.ReportError("The audit report is HTML: give --html FILE.")
             audit_report(db, html_file)
             typer.echo(f"wrote {html_file}", err=True)
-            return
-        try:
-            filters = reports.Filters(
-                date.fromisoformat(from_day) if from_day else None,
-                date.fromisoformat(to_day) if to_day else None,
-                table,
-                player,
-            )
-        except ValueError:
-            raise reports.ReportError(
-                f"--from and --to are days such as 2026-11-29, not {from_day or to_day!r}."
-            ) from None
-        result = reports.run_report(db, name, filters)
-        text = reports.write_report(result, fmt, output)
-    except AuditError as error:
-        raise fail(error) from None
-    if text is not None:
-        typer.echo(text, nl=False)
+        else:
+            filters = reports.Filters.parse(from_day, to_day, table, player)
+            text = reports.write_report(reports.run_report(db, name, filters), fmt, output)
+            if text is not None:
+                typer.echo(text, nl=False)
 
 
 def main() -> None:
-    try:
-        app()
-    except KeyboardInterrupt:
-        typer.echo("handaudit: interrupted", err=True)
-        sys.exit(130)
+    app()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -192,3 +194,55 @@ def decimals(
         [mask, pa.py_buffer(words.tobytes())],
         null_count=-1 if valid is not None else 0,
     )
+
+
+# A leaf of a nested type: its path (field names, and "[]" for a list's items), the
+# canonical type there, and the type a source has there (None where it has none).
+Leaf = tuple[tuple[str, ...], pa.DataType, pa.DataType | None]
+
+
+def _is_list(dtype: pa.DataType | None) -> bool:
+    return dtype is not None and (pa.types.is_list(dtype) or pa.types.is_large_list(dtype))
+
+
+def map_leaves(
+    target: pa.DataType,
+    source: pa.DataType | None,
+    leaf: Callable[[Leaf], pa.DataType],
+    path: tuple[str, ...] = (),
+) -> pa.DataType:
+    """`target` rebuilt with each leaf (a type neither list nor struct) replaced by
+    `leaf((path, target_leaf, source_leaf))`, walking `source` alongside where it has the
+    same shape. The one walker of nested types: what to do at a leaf is the caller's."""
+    if pa.types.is_list(target):
+        inner = source.value_type if source is not None and _is_list(source) else None
+        value = map_leaves(target.value_type, inner, leaf, (*path, "[]"))
+        return pa.list_(target.value_field.with_type(value))
+    if pa.types.is_struct(target):
+        have = {f.name: f.type for f in source} if source and pa.types.is_struct(source) else {}
+        return pa.struct(
+            [
+                f.with_type(map_leaves(f.type, have.get(f.name), leaf, (*path, f.name)))
+                for f in target
+            ]
+        )
+    return leaf((path, target, source))
+
+
+def leaves(target: pa.DataType, source: pa.DataType | None = None) -> list[Leaf]:
+    """Every leaf of `target`, with the source's type there."""
+    found: list[Leaf] = []
+
+    def keep(leaf: Leaf) -> pa.DataType:
+        found.append(leaf)
+        return leaf[1]
+
+    map_leaves(target, source, keep)
+    return found
+
+
+def at_path(column: pa.Array, path: tuple[str, ...]) -> pa.Array:
+    """The values of a nested column at a leaf's path, lists flattened."""
+    for step in path:
+        column = pc.list_flatten(column) if step == "[]" else pc.struct_field(column, step)
+    return column

@@ -11,6 +11,7 @@ class ExitCode(IntEnum):
     CLEAN = 0
     FINDINGS = 1
     COULD_NOT_RUN = 2
+    INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C
 
 
 class AuditError(Exception):

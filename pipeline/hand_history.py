@@ -13,6 +13,7 @@ import typing
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
+from functools import cache
 from typing import Annotated, Any, Literal
 
 import pyarrow as pa
@@ -25,6 +26,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from pipeline.columns import Leaf, map_leaves
 from pipeline.games import HOME_RUN_NAMES, ROW_NAMES, SEATS, TAIWANESE, VARIANTS
 
 MONEY_DIGITS = 18
@@ -252,10 +254,24 @@ def _arrow_type(annotation: Any, metadata: Sequence[Any] = ()) -> pa.DataType:
     return {str: pa.string(), int: pa.int64(), bool: pa.bool_()}[annotation]
 
 
+@cache
 def arrow_schema() -> pa.Schema:
     """The canonical Arrow schema of a hand record (nested players, rows, settlements)."""
     struct = _arrow_type(Hand)
     return pa.schema(list(struct))
+
+
+@cache
+def text_schema() -> pa.Schema:
+    """The canonical schema with every decimal as text: how JSON is read, so that amounts
+    are checked against the models' patterns before they become decimals."""
+
+    def as_text(leaf: Leaf) -> pa.DataType:
+        return pa.string() if pa.types.is_decimal(leaf[1]) else leaf[1]
+
+    return pa.schema(
+        [f.with_type(map_leaves(f.type, None, as_text, (f.name,))) for f in arrow_schema()]
+    )
 
 
 __all__ = [

@@ -7,15 +7,16 @@ hands), so the file opens without a network and can be mailed as it is.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from pipeline import __version__
 from pipeline.explain import explain
 from pipeline.reports import ReportError
+from pipeline.store import open_audit
+from pipeline.text_table import cell, is_number
 
 RECORDED_COLOR = "#2b6cb0"
 RECOMPUTED_COLOR = "#dd6b20"
@@ -36,11 +37,10 @@ def _table(header: list[str], rows: list[tuple[Any, ...]], link: int | None = No
     for row in rows:
         cells = []
         for i, value in enumerate(row):
-            text = html.escape("" if value is None else str(value))
+            text = html.escape(cell(value))
             if link is not None and i == link:
                 text = f'<a href="#hand-{text}">{text}</a>'
-            numeric = isinstance(value, int | float) or type(value).__name__ == "Decimal"
-            cells.append(f'<td class="n">{text}</td>' if numeric else f"<td>{text}</td>")
+            cells.append(f'<td class="n">{text}</td>' if is_number(value) else f"<td>{text}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
@@ -88,10 +88,20 @@ def _bars(labels: list[str], series: list[tuple[str, str, list[float]]], title: 
     return "\n".join(parts)
 
 
-def audit_report(db: Path, out: Path, worst: int = 15) -> None:
-    if not db.exists():
-        raise ReportError(f"There is no audit database at {db}; run `handaudit verify` first.")
-    with duckdb.connect(str(db), read_only=True) as con:
+@dataclass(frozen=True)
+class _Audit:
+    """What the report shows, as read from the database."""
+
+    run: tuple[Any, ...]
+    by_check: list[tuple[Any, ...]]
+    by_table: list[tuple[Any, ...]]
+    rake: list[tuple[Any, ...]]
+    quarantine: list[tuple[Any, ...]]
+    worst: list[tuple[Any, ...]]
+
+
+def _read(db: Path, worst: int) -> _Audit:
+    with open_audit(db) as con:
         run = con.execute(
             "SELECT inputs, started_at, finished_at, records_read, verified, quarantined, "
             "hands_diverged, divergences, rake_total, recorded_rake_total FROM runs "
@@ -99,87 +109,112 @@ def audit_report(db: Path, out: Path, worst: int = 15) -> None:
         ).fetchone()
         if run is None:
             raise ReportError(f"{db} holds no completed run.")
-        by_check = con.execute(
-            'SELECT "check", count(*), count(DISTINCT hand_id) FROM divergences '
-            "GROUP BY 1 ORDER BY 2 DESC, 1"
-        ).fetchall()
-        by_table = con.execute(
-            "SELECT h.table_id, count(*) AS hands, count(*) FILTER (WHERE status = 'diverged'), "
-            "(SELECT count(*) FROM divergences d WHERE d.table_id = h.table_id) "
-            "FROM hands h GROUP BY 1 ORDER BY 1"
-        ).fetchall()
-        rake = con.execute(
-            "WITH r AS (SELECT hand_id, sum(recorded_rake) AS pr FROM players GROUP BY 1) "
-            "SELECT day, sum(coalesce(recorded_rake_total, pr)), sum(rake_total) "
-            "FROM hands JOIN r USING (hand_id) GROUP BY day ORDER BY day"
-        ).fetchall()
-        quarantine = con.execute(
-            'SELECT "check", count(*) FROM quarantine GROUP BY 1 ORDER BY 2 DESC'
-        ).fetchall()
-        hands = con.execute(
-            "SELECT d.hand_id, any_value(d.table_id), count(*) AS n, "
-            "string_agg(DISTINCT d.\"check\", ', ') FROM divergences d "
-            "GROUP BY d.hand_id ORDER BY n DESC, d.hand_id LIMIT ?",
-            [worst],
-        ).fetchall()
-    inputs, started, finished, read, verified, quarantined, diverged, found, ours, theirs = run
-    accounted = read == verified + quarantined
+        return _Audit(
+            run,
+            con.execute(
+                'SELECT "check", count(*), count(DISTINCT hand_id) FROM divergences '
+                "GROUP BY 1 ORDER BY 2 DESC, 1"
+            ).fetchall(),
+            con.execute(
+                "SELECT h.table_id, count(*), count(*) FILTER (WHERE status = 'diverged'), "
+                "(SELECT count(*) FROM divergences d WHERE d.table_id = h.table_id) "
+                "FROM hands h GROUP BY 1 ORDER BY 1"
+            ).fetchall(),
+            con.execute(  # recomputed - recorded, as in the run summary
+                "WITH r AS (SELECT hand_id, sum(recorded_rake) AS pr FROM players GROUP BY 1) "
+                "SELECT day, sum(coalesce(recorded_rake_total, pr)), sum(rake_total) "
+                "FROM hands JOIN r USING (hand_id) GROUP BY day ORDER BY day"
+            ).fetchall(),
+            con.execute(
+                'SELECT "check", count(*) FROM quarantine GROUP BY 1 ORDER BY 2 DESC'
+            ).fetchall(),
+            con.execute(
+                "SELECT d.hand_id, any_value(d.table_id), count(*) AS n, "
+                "string_agg(DISTINCT d.\"check\", ', ') FROM divergences d "
+                "GROUP BY d.hand_id ORDER BY n DESC, d.hand_id LIMIT ?",
+                [worst],
+            ).fetchall(),
+        )
+
+
+def audit_report(db: Path, out: Path, worst: int = 15) -> None:
+    """Write the report of the audit in `db`, with the `worst` hands explained, to `out`."""
+    audit = _read(db, worst)
     explanations = "\n".join(
         f'<h3 id="hand-{html.escape(h[0])}">{html.escape(h[0])}</h3><pre>'
         f"{html.escape(explain(db, h[0]))}</pre>"
-        for h in hands
+        for h in audit.worst
     )
-    body = f"""<!doctype html>
+    sections = [_accounting(db, audit.run), _divergences(audit), _rake(audit.rake)]
+    sections += [_rejects_and_worst(audit), explanations]
+    body = "\n".join(sections)
+    out.write_text(
+        f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Audit report</title>
 <style>{STYLE}</style></head><body>
-<h1>Taiwanese Poker audit</h1>
+{body}
+</body></html>
+""",
+        encoding="utf-8",
+    )
+
+
+def _accounting(db: Path, run: tuple[Any, ...]) -> str:
+    inputs, started, finished, read, verified, quarantined, diverged, found, ours, theirs = run
+    same = "=" if read == verified + quarantined else "&ne;"
+    summary = _table(
+        ["records read", "verified", "quarantined", "hands diverged", "divergences"],
+        [(read, verified, quarantined, diverged, found)],
+    )
+    return f"""<h1>Taiwanese Poker audit</h1>
 <p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC by handaudit {__version__} from
 {html.escape(str(db))}; run of {started:%Y-%m-%d %H:%M:%S} to {finished:%H:%M:%S} UTC over
 {html.escape(", ".join(inputs))}.</p>
 <h2>Accounting</h2>
-{
-        _table(
-            ["records read", "verified", "quarantined", "hands diverged", "divergences"],
-            [(read, verified, quarantined, diverged, found)],
-        )
-    }
-<p class="{"ok" if accounted else "bad"}">Records read {"=" if accounted else "&ne;"}
-verified + quarantined ({read:,} {"=" if accounted else "&ne;"} {verified:,} + {quarantined:,}).
-Rake recomputed {ours}, recorded {theirs}, difference {theirs - ours}.</p>
-<h2>Divergences by check</h2>
-{
-        _bars(
-            [c for c, _, _ in by_check],
-            [("divergences", RECORDED_COLOR, [float(n) for _, n, _ in by_check])],
-            "Divergences by check",
-        )
-        if by_check
-        else "<p>No divergence.</p>"
-    }
+{summary}
+<p class="{"ok" if same == "=" else "bad"}">Records read {same} verified + quarantined
+({read:,} {same} {verified:,} + {quarantined:,}).
+Rake recomputed {ours}, recorded {theirs},
+recomputed - recorded {ours - theirs}.</p>"""
+
+
+def _divergences(audit: _Audit) -> str:
+    by_check = audit.by_check
+    chart = _bars(
+        [c for c, _, _ in by_check],
+        [("divergences", RECORDED_COLOR, [float(n) for _, n, _ in by_check])],
+        "Divergences by check",
+    )
+    return f"""<h2>Divergences by check</h2>
+{chart if by_check else "<p>No divergence.</p>"}
 {_table(["check", "divergences", "hands"], by_check) if by_check else ""}
 <h2>Divergences by table</h2>
-{_table(["table", "hands", "hands diverged", "divergences"], by_table)}
-<h2>Rake reconciliation by day</h2>
-{
-        _bars(
-            [str(d) for d, _, _ in rake],
-            [
-                ("recorded", RECORDED_COLOR, [float(r) for _, r, _ in rake]),
-                ("recomputed", RECOMPUTED_COLOR, [float(c) for _, _, c in rake]),
-            ],
-            "Rake per UTC day: recorded and recomputed",
-        )
-    }
-{_table(["day", "recorded", "recomputed", "difference"], [(d, r, c, r - c) for d, r, c in rake])}
-<h2>Quarantine</h2>
-{_table(["check", "records"], quarantine) if quarantine else "<p>Nothing quarantined.</p>"}
-<h2>Worst hands</h2>
-{
-        _table(["hand", "table", "divergences", "checks"], hands, link=0)
-        if hands
+{_table(["table", "hands", "hands diverged", "divergences"], audit.by_table)}"""
+
+
+def _rake(rake: list[tuple[Any, ...]]) -> str:
+    chart = _bars(
+        [str(d) for d, _, _ in rake],
+        [
+            ("recorded", RECORDED_COLOR, [float(r) for _, r, _ in rake]),
+            ("recomputed", RECOMPUTED_COLOR, [float(c) for _, _, c in rake]),
+        ],
+        "Rake per UTC day: recorded and recomputed",
+    )
+    rows = [(d, r, c, c - r) for d, r, c in rake]
+    header = ["day", "recorded", "recomputed", "recomputed - recorded"]
+    return f"<h2>Rake reconciliation by day</h2>\n{chart}\n{_table(header, rows)}"
+
+
+def _rejects_and_worst(audit: _Audit) -> str:
+    quarantine = (
+        _table(["check", "records"], audit.quarantine)
+        if audit.quarantine
+        else "<p>Nothing quarantined.</p>"
+    )
+    worst = (
+        _table(["hand", "table", "divergences", "checks"], audit.worst, link=0)
+        if audit.worst
         else "<p>No hand diverged.</p>"
-    }
-{explanations}
-</body></html>
-"""
-    out.write_text(body, encoding="utf-8")
+    )
+    return f"<h2>Quarantine</h2>\n{quarantine}\n<h2>Worst hands</h2>\n{worst}"

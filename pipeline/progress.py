@@ -1,4 +1,5 @@
-"""A progress line on stderr for long runs: records read, hands per second. Quiet off a terminal."""
+"""Progress of a long run on stderr (records read, hands a second), drawn by rich; quiet
+off a terminal, so logs and pipes get the summary alone."""
 
 from __future__ import annotations
 
@@ -6,36 +7,37 @@ import sys
 import time
 from typing import TextIO
 
+from rich.console import Console
+from rich.progress import Progress as Bar
+from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+
 
 class Progress:
-    def __init__(
-        self, stream: TextIO = sys.stderr, every: float = 0.25, enabled: bool | None = None
-    ) -> None:
-        self.stream = stream
-        self.every = every
+    def __init__(self, stream: TextIO = sys.stderr, enabled: bool | None = None) -> None:
         self.enabled = stream.isatty() if enabled is None else enabled
         self.started = time.perf_counter()
-        self.shown = 0.0
-        self.read = 0
-        self.verified = 0
-        self.file = ""
+        self._bar = Bar(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=Console(file=stream),
+            transient=True,
+            disable=not self.enabled,
+        )
+        self._task = self._bar.add_task("starting", total=None)
+        if self.enabled:
+            self._bar.start()
 
     def update(self, *, read: int, verified: int, file: str = "") -> None:
-        self.read, self.verified = read, verified
-        self.file = file or self.file
-        now = time.perf_counter()
-        if self.enabled and now - self.shown >= self.every:
-            self.shown = now
-            rate = self.verified / max(now - self.started, 1e-9)
-            self.stream.write(
-                f"\r\033[Kverifying {self.file}: {self.read:,} records read, {rate:,.0f} hands/s"
-            )
-            self.stream.flush()
+        """Say how far the run is: records read so far, and the rate of verified hands."""
+        rate = verified / max(self.seconds, 1e-9)
+        where = f"{file}: " if file else ""
+        self._bar.update(
+            self._task, description=f"{where}{read:,} records read, {rate:,.0f} hands/s"
+        )
 
-    def close(self, note: str = "") -> None:
-        if self.enabled:
-            self.stream.write("\r\033[K" + (note + "\n" if note else ""))
-            self.stream.flush()
+    def close(self) -> None:
+        self._bar.stop()
 
     @property
     def seconds(self) -> float:

@@ -24,6 +24,8 @@ import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.errors import AuditError
+from pipeline.store import open_audit
+from pipeline.text_table import text_table
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 FORMATS = ("table", "csv", "json", "parquet")
@@ -50,6 +52,20 @@ class Filters:
     to_day: date | None = None
     table_id: str | None = None
     player_id: str | None = None
+
+    @classmethod
+    def parse(
+        cls, from_day: str | None, to_day: str | None, table_id: str | None, player_id: str | None
+    ) -> Filters:
+        """The filters as given on the command line; days are YYYY-MM-DD."""
+        try:
+            first = date.fromisoformat(from_day) if from_day else None
+            last = date.fromisoformat(to_day) if to_day else None
+        except ValueError:
+            raise ReportError(
+                f"--from and --to are days such as 2026-11-29, not {from_day or to_day!r}."
+            ) from None
+        return cls(first, last, table_id, player_id)
 
     def described(self) -> str:
         parts = [
@@ -103,14 +119,19 @@ def catalog(sql_dir: Path = SQL_DIR) -> dict[str, ReportSpec]:
     return specs
 
 
+def listing() -> str:
+    """A line for every report: its name, title and question."""
+    lines = [f"{spec.name:<22} {spec.title}: {spec.question}" for spec in catalog().values()]
+    lines.append(f"{'audit':<22} The audit at a glance, as one offline HTML file (--html)")
+    return "\n".join(lines)
+
+
 def run_report(db: Path, name: str, filters: Filters) -> ReportResult:
     specs = catalog()
     if name not in specs:
         raise ReportError(f"There is no report {name!r}; `handaudit report --list` names them.")
-    if not db.exists():
-        raise ReportError(f"There is no audit database at {db}; run `handaudit verify` first.")
     spec = specs[name]
-    with duckdb.connect(str(db), read_only=True) as con:
+    with open_audit(db) as con:
         for parameter in PARAMETERS:
             value = getattr(filters, parameter)
             if isinstance(value, date):
@@ -157,32 +178,15 @@ def render_table(result: ReportResult) -> str:
         lines.append("No activity")
         return "\n".join(lines)
     header = rows.column_names
-    cells = [
-        ["" if v is None else str(_plain(v)) for v in row.values()] for row in rows.to_pylist()
-    ]
-    totals = [
-        "total" if i == 0 else ("" if c not in result.totals else str(_plain(result.totals[c])))
-        for i, c in enumerate(header)
-    ]
-    widths = [
-        max(len(str(x)) for x in column) for column in zip(header, *cells, totals, strict=True)
-    ]
+    totals = None
+    if result.totals:
+        totals = ["total", *(result.totals.get(c, "") for c in header[1:])]
     numeric = [
         pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_floating(t)
         for t in rows.schema.types
     ]
-
-    def line(values: list[str]) -> str:
-        return "  ".join(
-            v.rjust(w) if n else v.ljust(w) for v, w, n in zip(values, widths, numeric, strict=True)
-        ).rstrip()
-
-    lines.append(line(header))
-    lines.append("  ".join("-" * w for w in widths))
-    lines += [line(c) for c in cells]
-    if result.totals:
-        lines.append("  ".join("-" * w for w in widths))
-        lines.append(line(totals))
+    cells = [list(row.values()) for row in rows.to_pylist()]
+    lines.append(text_table(header, cells, numeric=numeric, totals=totals))
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.cards import CANONICAL
+from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
 from pipeline.ingest.quarantine import Quarantined
 from pipeline.stages import NO_STAGES, Stages
@@ -98,6 +99,20 @@ PUBLISHED = (
     "quarantine",
     "runs",
 )
+
+
+class NoAuditError(AuditError):
+    """No audit database where one was asked for."""
+
+
+def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
+    """A finished audit database, read-only, for reports and explanations."""
+    if not db.exists():
+        raise NoAuditError(f"There is no audit database at {db}; run `handaudit verify` first.")
+    try:
+        return duckdb.connect(str(db), read_only=True)
+    except duckdb.Error as error:
+        raise NoAuditError(f"{db} is not an audit database: {error}") from None
 
 
 class AuditStore:

@@ -62,7 +62,7 @@ class RunSummary:
         difference = self.rake_total - self.recorded_rake_total
         lines.append(
             f"rake recomputed  {self.rake_total:>10,}  recorded {self.recorded_rake_total:,}"
-            f"  difference {difference:,}"
+            f"  recomputed - recorded {difference:,}"
         )
         rate = a.verified / self.seconds if self.seconds else 0.0
         lines.append(

@@ -1,7 +1,7 @@
 -- title: Rake reconciliation
 -- question: Per table and UTC day, does the rake the hands recorded match the rake the rules give?
 -- parameters: from_day, to_day (UTC dates, inclusive), table_id
--- totals: hands, recorded_rake, recomputed_rake, difference
+-- totals: hands, recorded_rake, recomputed_rake, recomputed_minus_recorded
 WITH recorded AS (
     SELECT hand_id, sum(recorded_rake) AS players_rake FROM players GROUP BY hand_id
 )
@@ -10,7 +10,8 @@ SELECT h.table_id,
        count(*) AS hands,
        sum(coalesce(h.recorded_rake_total, r.players_rake)) AS recorded_rake,
        sum(h.rake_total) AS recomputed_rake,
-       sum(coalesce(h.recorded_rake_total, r.players_rake)) - sum(h.rake_total) AS difference
+       sum(h.rake_total) - sum(coalesce(h.recorded_rake_total, r.players_rake))
+           AS recomputed_minus_recorded
 FROM hands h
 JOIN recorded r USING (hand_id)
 WHERE (getvariable('from_day') IS NULL OR h.day >= getvariable('from_day'))

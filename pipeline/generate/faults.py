@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,80 +64,127 @@ def _shift(text: str, cents: int) -> str:
     return money_text(cents_of(text) + cents)
 
 
-def spoil(
-    rng: np.random.Generator, hand: dict[str, Any], check: str, returning: set[str] | None = None
-) -> list[str] | None:
+Hand = dict[str, Any]
+Rng = np.random.Generator
+
+
+def _one(rng: Rng, items: list[Any]) -> Any:
+    return items[int(rng.integers(len(items)))]
+
+
+def _row_value(rng: Rng, hand: Hand, p: Hand) -> bool:
+    row = _one(rng, p["rows"])
+    row["value"] = "high_card:AKQJ9" if row["value"] != "high_card:AKQJ9" else "high_card:AKQJ8"
+    return True
+
+
+def _joker_as(rng: Rng, hand: Hand, p: Hand) -> bool:
+    rows = [r for q in hand["players"] for r in q["rows"] if r.get("joker_as")]
+    if not rows:
+        return False  # no joker to misplace
+    r = _one(rng, rows)
+    r["joker_as"] = [hand["boards"][r["board"] - 1][0]] * len(r["joker_as"])
+    return True
+
+
+def _settlement(change: Callable[[Hand], None]) -> Callable[[Rng, Hand, Hand], bool]:
+    def spoil(rng: Rng, hand: Hand, p: Hand) -> bool:
+        change(_one(rng, hand["settlements"]))
+        return True
+
+    return spoil
+
+
+def _field(where: str, change: Callable[[Any], Any]) -> Callable[[Rng, Hand, Hand], bool]:
+    """Change one field of the chosen player (`where` "player") or of the hand."""
+
+    def spoil(rng: Rng, hand: Hand, p: Hand) -> bool:
+        target = p if where == "player" else hand
+        for name, value in change(target).items():
+            target[name] = value
+        return True
+
+    return spoil
+
+
+def _duplicate_card(rng: Rng, hand: Hand, p: Hand) -> bool:
+    players = hand["players"]
+    other = players[(players.index(p) + 1) % len(players)]
+    p["top"] = [next(c for c in other["bottom"] + other["middle"] if c != "JK")]
+    p["cards"] = p["top"] + p["middle"] + p["bottom"]
+    return True
+
+
+def _hand_no(rng: Rng, hand: Hand, p: Hand) -> bool:
+    if hand["hand_no"] <= 1:
+        return False
+    hand["hand_no"] -= 1
+    return True
+
+
+def _continuity(rng: Rng, hand: Hand, p: Hand) -> bool:
+    p["stack_start"] = _shift(p["stack_start"], 100)
+    p["stack_end"] = _shift(p["stack_end"], 100)
+    return True
+
+
+def _joker_on_board(rng: Rng, hand: Hand, p: Hand) -> bool:
+    hand["boards"][1][0] = "JK"
+    return True
+
+
+def _setting(rng: Rng, hand: Hand, p: Hand) -> bool:
+    p["top"].append(p["middle"].pop())
+    return True
+
+
+def _players(rng: Rng, hand: Hand, p: Hand) -> bool:
+    hand["players"][1]["seat"] = hand["players"][0]["seat"]
+    return True
+
+
+# Each record fault: how it spoils a settled hand (False when the hand cannot carry it).
+_SPOILERS: dict[str, Callable[[Rng, Hand, Hand], bool]] = {
+    "row_value": _row_value,
+    "joker_as": _joker_as,
+    "pair_points": _settlement(lambda s: s.update(points=s["points"] + 1)),
+    "home_run": _settlement(lambda s: s.update(home_run="seat" if s["home_run"] is None else None)),
+    "pair_amount": _settlement(lambda s: s.update(amount=_shift(s["amount"], 1))),
+    "points": _field("player", lambda p: {"points": p["points"] + 1}),
+    "won": _field("player", lambda p: {"won": _shift(p["won"], 1)}),
+    "zero_sum": _field("player", lambda p: {"won": _shift(p["won"], 1)}),
+    "rake": _field("player", lambda p: {"rake": _shift(p["rake"], 1)}),
+    "rake_total": _field("hand", lambda h: {"rake_total": _shift(h["rake_total"], 1)}),
+    "net": _field("player", lambda p: {"net": _shift(p["net"], 1)}),
+    "stack_end": _field("player", lambda p: {"stack_end": _shift(p["stack_end"], 100)}),
+    "continuity": _continuity,
+    "schema": _field("player", lambda p: {"seat": "three"}),
+    "card": _field("player", lambda p: {"top": ["1h"]}),
+    "duplicate_card": _duplicate_card,
+    "joker": _joker_on_board,
+    "setting": _setting,
+    "players": _players,
+    "hand_no": _hand_no,
+}
+
+
+def spoil(rng: Rng, hand: Hand, check: str, returning: set[str] | None = None) -> list[str] | None:
     """Spoil `hand` in place so that `check` reports it; the JSON lines to write, or None
     when this hand cannot carry that fault (no joker to misplace, say). `returning`
     names the players who played an earlier hand at the table."""
     players = hand["players"]
-    p = players[int(rng.integers(len(players)))]
+    p = _one(rng, players)
     if check == "continuity":
         back = [q for q in players if q["player_id"] in (returning or set())]
         if not back:
             return None
-        p = back[int(rng.integers(len(back)))]
-    match check:
-        case "row_value":
-            row = p["rows"][int(rng.integers(len(p["rows"])))]
-            row["value"] = (
-                "high_card:AKQJ9" if row["value"] != "high_card:AKQJ9" else "high_card:AKQJ8"
-            )
-        case "joker_as":
-            rows = [(q, r) for q in players for r in q["rows"] if r.get("joker_as")]
-            if not rows:
-                return None
-            _, r = rows[int(rng.integers(len(rows)))]
-            r["joker_as"] = [hand["boards"][r["board"] - 1][0]] * len(r["joker_as"])
-        case "pair_points":
-            s = hand["settlements"][int(rng.integers(len(hand["settlements"])))]
-            s["points"] += 1
-        case "home_run":
-            s = hand["settlements"][int(rng.integers(len(hand["settlements"])))]
-            s["home_run"] = "seat" if s["home_run"] is None else None
-        case "pair_amount":
-            s = hand["settlements"][int(rng.integers(len(hand["settlements"])))]
-            s["amount"] = _shift(s["amount"], 1)
-        case "points":
-            p["points"] += 1
-        case "won" | "zero_sum":
-            p["won"] = _shift(p["won"], 1)
-        case "rake":
-            p["rake"] = _shift(p["rake"], 1)
-        case "rake_total":
-            hand["rake_total"] = _shift(hand["rake_total"], 1)
-        case "net":
-            p["net"] = _shift(p["net"], 1)
-        case "stack_end":
-            p["stack_end"] = _shift(p["stack_end"], 100)
-        case "continuity":
-            p["stack_start"] = _shift(p["stack_start"], 100)
-            p["stack_end"] = _shift(p["stack_end"], 100)
-        case "schema":
-            p["seat"] = "three"
-        case "card":
-            p["top"] = ["1h"]
-        case "duplicate_card":
-            other = players[(players.index(p) + 1) % len(players)]
-            p["top"] = [next(c for c in other["bottom"] + other["middle"] if c != "JK")]
-            p["cards"] = p["top"] + p["middle"] + p["bottom"]
-        case "joker":
-            hand["boards"][1][0] = "JK"
-        case "setting":
-            p["top"].append(p["middle"].pop())
-        case "players":
-            players[1]["seat"] = players[0]["seat"]
-        case "unreadable":
-            text = json.dumps(hand)
-            return [text[: len(text) // 2]]  # cut mid-record, as a crashed writer leaves it
-        case "duplicate_hand":
-            line = json.dumps(hand)
-            return [line, line]
-        case "hand_no":
-            if hand["hand_no"] <= 1:
-                return None
-            hand["hand_no"] -= 1
-    return [json.dumps(hand)]
+        p = _one(rng, back)
+    if check == "unreadable":
+        text = json.dumps(hand)
+        return [text[: len(text) // 2]]  # cut mid-record, as a crashed writer leaves it
+    if check == "duplicate_hand":
+        return [json.dumps(hand)] * 2
+    return [json.dumps(hand)] if _SPOILERS[check](rng, hand, p) else None
 
 
 def copy_hand(hand: dict[str, Any]) -> dict[str, Any]:

@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
+import numpy.typing as npt
+import pyarrow.json as pj
 import pyarrow.parquet as pq
 
 from pipeline.cards import format_cards
+from pipeline.errors import AuditError
 from pipeline.evaluator import value_text
-from pipeline.games import HOME_RUN_NAMES, TAIWANESE_JOKERS
+from pipeline.games import HOME_RUN_NAMES
 from pipeline.games import TAIWANESE_JOKERS as GAME
 from pipeline.generate import faults
 from pipeline.generate.tables import (
@@ -29,13 +31,16 @@ from pipeline.generate.tables import (
     seat_changes,
     settings_for,
 )
-from pipeline.money import money_text, settle
+from pipeline.hand_history import arrow_schema, text_schema
+from pipeline.money import Settlement, money_text, settle
 from pipeline.progress import Progress
-from pipeline.scoring import player_points, score_pairs
+from pipeline.scoring import Pairs, player_points, score_pairs
 from pipeline.showdown import showdown
 
 FORMATS = ("jsonl", "json", "parquet")
 _ALL_FAULTS = faults.RECORD_FAULTS + faults.DEALING_FAULTS
+Ints = npt.NDArray[np.int64]
+Flags = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -47,113 +52,142 @@ class Generated:
     faults_path: Path | None
 
 
+@dataclass
+class _Dealing:
+    """What carries over between steps of the simulation besides the tables themselves."""
+
+    idle: Ints  # per table, steps in a row it could not deal
+    waiting_fault: Ints  # per table, a dealing fault waiting for the player it needs
+
+
+@dataclass(frozen=True)
+class _Played:
+    """The hands of one step, settled: per player (grouped by hand) and per pair."""
+
+    tables: Ints  # the tables that dealt, one hand each
+    table_of: Ints
+    hand_of: Ints  # index into tables
+    seat: Ints  # 0-based
+    dealt: Flags  # (tables, seats)
+    away: Flags
+    boards: npt.NDArray[np.object_]  # card texts, (tables, boards, board size)
+    setting: dict[str, npt.NDArray[np.object_]]  # card texts per row, (players, size)
+    values: npt.NDArray[np.object_]  # value texts, (players, boards, rows)
+    substitutes: npt.NDArray[np.object_]  # joker substitutes, (players, boards, rows, 2)
+    pairs: Pairs
+    points: Ints
+    money: Settlement
+    stack_start: Ints
+    timed_out: Flags
+
+    def players(self, h: int) -> range:
+        lo, hi = np.searchsorted(self.hand_of, [h, h + 1])
+        return range(int(lo), int(hi))
+
+    def pairs_of(self, h: int) -> range:
+        lo, hi = np.searchsorted(self.pairs.hand, [h, h + 1])
+        return range(int(lo), int(hi))
+
+
 def simulate(
     seed: int, n_tables: int, hands_per_table: int, joker_share: float, fault_rate: float
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
     """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
     rng = np.random.default_rng(seed)
     t = Tables.open(rng, n_tables, joker_share)
-    variant = TAIWANESE_JOKERS
-    idle = np.zeros(n_tables, np.int64)
-    waiting_fault = np.full(n_tables, -1, np.int64)
+    state = _Dealing(np.zeros(n_tables, np.int64), np.full(n_tables, -1, np.int64))
     while (t.hand_no < hands_per_table).any():
-        seat_changes(rng, t)
-        floor = GAME.floor_points * t.point_value[:, None]
-        away = t.occupied & (rng.random(t.stack.shape) < 0.03)
-        candidate = t.occupied & ~t.timed_out & ~away & (t.stack >= floor)
-        k = largest_group(t.stack, candidate, t.point_value)
-        active = (k >= 2) & (t.hand_no < hands_per_table)
-        idle = np.where(active, 0, idle + 1)
-        if (idle > 50).any():  # a table nobody can play at: refill it
-            stuck = idle > 50
-            t.occupied[stuck, :2] = True
-            t.stack[stuck, :2] = np.maximum(t.stack[stuck, :2], 100 * t.point_value[stuck, None])
-            idle[stuck] = 0
-        dealt = choose_dealt(t.stack, candidate, k) & active[:, None]
-        fault = np.where(
-            active & (rng.random(n_tables) < fault_rate),
-            rng.integers(0, len(_ALL_FAULTS), n_tables),
-            -1,
-        )
-        # Dealing faults wait at their table until it offers the player they need (a
-        # player short of the floor is rare at any one hand).
-        waiting = active & (fault < 0) & (waiting_fault >= 0)
-        fault[waiting] = waiting_fault[waiting]
-        drawn = fault.copy()
-        dealt, fault = _dealing_faults(rng, t, dealt, candidate, fault)
-        dealing = drawn >= len(faults.RECORD_FAULTS)
-        waiting_fault = np.where(dealing & (fault < 0), drawn, np.where(dealing, -1, waiting_fault))
-        tables = np.flatnonzero(active)
+        dealt, away, fault = _who_is_dealt(rng, t, state, hands_per_table, fault_rate)
+        tables = np.flatnonzero(dealt.any(axis=1))  # the tables able to deal
         if tables.size == 0:
             continue
-        boards, cards = deal(rng, t.jokers)
-        top, middle, bottom = settings_for(rng, cards)
-        table_of, seat = np.nonzero(dealt)
-        hand_of = np.searchsorted(tables, table_of)
-        setting = {
-            "top": top[table_of, seat],
-            "middle": middle[table_of, seat],
-            "bottom": bottom[table_of, seat],
-        }
-        shown = showdown(variant, boards[tables], setting, hand_of)
-        pairs = score_pairs(variant, shown.value, hand_of, seat + 1)
-        points = player_points(pairs, len(seat))
-        stack_start = t.stack[table_of, seat]
-        money = settle(
-            pairs,
-            hand_of,
-            seat + 1,
-            stack_start,
-            t.point_value[tables],
-            t.rake_rate[tables],
-            t.rake_cap[tables],
-        )
-        timed_out = rng.random(len(seat)) < 0.03
-        texts = value_text(shown.value)
-        subs = format_cards(shown.joker_as)
-        board_text = format_cards(boards)
-        card_text = {name: format_cards(c) for name, c in setting.items()}
-        first_player = np.searchsorted(hand_of, np.arange(len(tables)))
-        first_pair = np.searchsorted(pairs.hand, np.arange(len(tables)))
+        played = _play(rng, t, tables, dealt, away)
         for h, table in enumerate(tables.tolist()):
             t.hand_no[table] += 1
             t.clock[table] += int(rng.integers(20, 90))
-            lo = first_player[h]
-            hi = first_player[h + 1] if h + 1 < len(tables) else len(seat)
-            record = _record(
-                t,
-                table,
-                board_text[table],
-                range(lo, hi),
-                seat,
-                card_text,
-                texts,
-                subs,
-                points,
-                money,
-                stack_start,
-                timed_out,
-                dealt,
-                away,
+            yield (
+                _record(t, table, played, h),
+                (_ALL_FAULTS[fault[table]] if fault[table] >= 0 else None),
             )
-            plo = first_pair[h]
-            phi = first_pair[h + 1] if h + 1 < len(tables) else len(pairs)
-            record["settlements"] = [
-                {
-                    "seat": int(seat[pairs.a[i]] + 1),
-                    "opponent": int(seat[pairs.b[i]] + 1),
-                    "points": int(pairs.points[i]),
-                    "home_run": HOME_RUN_NAMES[int(pairs.home_run[i])],
-                    "amount": money_text(int(money.amount[i])),
-                }
-                for i in range(plo, phi)
-            ]
-            record["rake_total"] = money_text(int(money.rake[lo:hi].sum()))
-            yield record, (_ALL_FAULTS[fault[table]] if fault[table] >= 0 else None)
-        t.stack[table_of, seat] = money.stack_end
-        t.pending_add_on[table_of, seat] = 0
+        t.stack[played.table_of, played.seat] = played.money.stack_end
+        t.pending_add_on[played.table_of, played.seat] = 0
         t.timed_out[tables] = False  # a table that did not play keeps who must sit out
-        t.timed_out[table_of, seat] = timed_out
+        t.timed_out[played.table_of, played.seat] = played.timed_out
+
+
+def _who_is_dealt(
+    rng: np.random.Generator, t: Tables, state: _Dealing, hands_per_table: int, fault_rate: float
+) -> tuple[Flags, Flags, Ints]:
+    """Seats change, then each table deals its largest group that can cover (or, with a
+    dealing fault, one player more or fewer); the fault drawn for each table."""
+    seat_changes(rng, t)
+    floor = GAME.floor_points * t.point_value[:, None]
+    away = t.occupied & (rng.random(t.stack.shape) < 0.03)
+    candidate = t.occupied & ~t.timed_out & ~away & (t.stack >= floor)
+    k = largest_group(t.stack, candidate, t.point_value)
+    active = (k >= GAME.min_players) & (t.hand_no < hands_per_table)
+    state.idle = np.where(active, 0, state.idle + 1)
+    stuck = state.idle > 50
+    if stuck.any():  # a table nobody can play at: refill it
+        t.occupied[stuck, :2] = True
+        t.stack[stuck, :2] = np.maximum(t.stack[stuck, :2], 100 * t.point_value[stuck, None])
+        state.idle[stuck] = 0
+    dealt = choose_dealt(t.stack, candidate, k) & active[:, None]
+    n_tables = len(t.table_id)
+    fault = np.where(
+        active & (rng.random(n_tables) < fault_rate),
+        rng.integers(0, len(_ALL_FAULTS), n_tables),
+        -1,
+    )
+    # Dealing faults wait at their table until it offers the player they need (a
+    # player short of the floor is rare at any one hand).
+    waiting = active & (fault < 0) & (state.waiting_fault >= 0)
+    fault[waiting] = state.waiting_fault[waiting]
+    drawn = fault.copy()
+    dealt, fault = _dealing_faults(rng, t, dealt, candidate, fault)
+    dealing = drawn >= len(faults.RECORD_FAULTS)
+    state.waiting_fault = np.where(
+        dealing & (fault < 0), drawn, np.where(dealing, -1, state.waiting_fault)
+    )
+    return dealt & active[:, None], away, fault
+
+
+def _play(rng: np.random.Generator, t: Tables, tables: Ints, dealt: Flags, away: Flags) -> _Played:
+    """Deal the cards, set them, and settle every hand by the project's own engine."""
+    boards, cards = deal(rng, t.jokers)
+    rows = settings_for(rng, cards)
+    table_of, seat = np.nonzero(dealt)
+    hand_of = np.searchsorted(tables, table_of)
+    setting = {name: row[table_of, seat] for name, row in zip(GAME.row_names, rows, strict=True)}
+    shown = showdown(GAME, boards[tables], setting, hand_of)
+    pairs = score_pairs(GAME, shown.value, hand_of, seat + 1)
+    stack_start = t.stack[table_of, seat]
+    money = settle(
+        pairs,
+        hand_of,
+        seat + 1,
+        stack_start,
+        t.point_value[tables],
+        t.rake_rate[tables],
+        t.rake_cap[tables],
+    )
+    return _Played(
+        tables=tables,
+        table_of=table_of,
+        hand_of=hand_of,
+        seat=seat,
+        dealt=dealt,
+        away=away,
+        boards=format_cards(boards),
+        setting={name: format_cards(c) for name, c in setting.items()},
+        values=value_text(shown.value),
+        substitutes=format_cards(shown.joker_as),
+        pairs=pairs,
+        points=player_points(pairs, len(seat)),
+        money=money,
+        stack_start=stack_start,
+        timed_out=rng.random(len(seat)) < 0.03,
+    )
 
 
 def _dealing_faults(
@@ -193,24 +227,11 @@ def _dealing_faults(
     return dealt, fault
 
 
-def _record(
-    t: Tables,
-    table: int,
-    boards: np.ndarray,
-    players: range,
-    seat: np.ndarray,
-    cards: dict[str, np.ndarray],
-    texts: np.ndarray,
-    subs: np.ndarray,
-    points: np.ndarray,
-    money: Any,
-    stack_start: np.ndarray,
-    timed_out: np.ndarray,
-    dealt: np.ndarray,
-    away: np.ndarray,
-) -> dict[str, Any]:
+def _record(t: Tables, table: int, played: _Played, h: int) -> dict[str, Any]:
+    """The hand record of hand `h` of a step, dealt at `table`, as hand-history.md has it."""
     table_id = t.table_id[table]
     no = int(t.hand_no[table])
+    players = played.players(h)
     record: dict[str, Any] = {
         "hand_id": f"{table_id}-{no:06d}",
         "table_id": table_id,
@@ -223,58 +244,78 @@ def _record(
         "point_value": money_text(int(t.point_value[table])),
         "rake_rate": f"{t.rake_rate[table] / 10**9:.2f}",
         "rake_cap": money_text(int(t.rake_cap[table])),
-        "boards": boards.tolist(),
-        "players": [],
+        "boards": played.boards[table].tolist(),
+        "players": [_player(t, table, played, i) for i in players],
     }
-    for i in players:
-        s = int(seat[i])
-        setting = {
-            name: [c for c in cards[name][i].tolist()] for name in ("top", "middle", "bottom")
+    sitting = _sitting_out(t, table, played)
+    if sitting:
+        record["sitting_out"] = sitting
+    pairs, seat, money = played.pairs, played.seat, played.money
+    record["settlements"] = [
+        {
+            "seat": int(seat[pairs.a[i]] + 1),
+            "opponent": int(seat[pairs.b[i]] + 1),
+            "points": int(pairs.points[i]),
+            "home_run": HOME_RUN_NAMES[int(pairs.home_run[i])],
+            "amount": money_text(int(money.amount[i])),
         }
-        rows = [
-            {
-                "board": b + 1,
-                "row": name,
-                "value": str(texts[i, b, r]),
-                "joker_as": [c for c in subs[i, b, r].tolist() if c] or None,
-            }
-            for b in range(2)
-            for r, name in enumerate(("top", "middle", "bottom"))
-        ]
-        player: dict[str, Any] = {
-            "seat": s + 1,
-            "player_id": t.player_id(table, s),
-            "stack_start": money_text(int(stack_start[i])),
+        for i in played.pairs_of(h)
+    ]
+    record["rake_total"] = money_text(int(money.rake[players.start : players.stop].sum()))
+    return record
+
+
+def _player(t: Tables, table: int, played: _Played, i: int) -> dict[str, Any]:
+    s = int(played.seat[i])
+    setting = {name: cards[i].tolist() for name, cards in played.setting.items()}
+    player: dict[str, Any] = {
+        "seat": s + 1,
+        "player_id": t.player_id(table, s),
+        "stack_start": money_text(int(played.stack_start[i])),
+    }
+    if t.pending_add_on[table, s]:
+        player["add_on"] = money_text(int(t.pending_add_on[table, s]))
+    money = played.money
+    player.update(
+        {
+            "cards": [c for row in setting.values() for c in row],
+            **setting,
+            "rows": [
+                {
+                    "board": b + 1,
+                    "row": name,
+                    "value": str(played.values[i, b, r]),
+                    "joker_as": [c for c in played.substitutes[i, b, r].tolist() if c] or None,
+                }
+                for b in range(GAME.boards)
+                for r, name in enumerate(GAME.row_names)
+            ],
+            "points": int(played.points[i]),
+            "won": money_text(int(money.won[i])),
+            "rake": money_text(int(money.rake[i])),
+            "net": money_text(int(money.net[i])),
+            "stack_end": money_text(int(money.stack_end[i])),
         }
-        if t.pending_add_on[table, s]:
-            player["add_on"] = money_text(int(t.pending_add_on[table, s]))
-        player.update(
-            {
-                "cards": setting["top"] + setting["middle"] + setting["bottom"],
-                **setting,
-                "rows": rows,
-                "points": int(points[i]),
-                "won": money_text(int(money.won[i])),
-                "rake": money_text(int(money.rake[i])),
-                "net": money_text(int(money.net[i])),
-                "stack_end": money_text(int(money.stack_end[i])),
-            }
-        )
-        if timed_out[i]:
-            player["timed_out"] = True
-        record["players"].append(player)
-    sitting = [
+    )
+    if played.timed_out[i]:
+        player["timed_out"] = True
+    return player
+
+
+def _sitting_out(t: Tables, table: int, played: _Played) -> list[dict[str, Any]]:
+    return [
         {
             "seat": s + 1,
             "player_id": t.player_id(table, s),
             "stack": money_text(int(t.stack[table, s])),
-            "reason": "timeout" if t.timed_out[table, s] else "away" if away[table, s] else "short",
+            "reason": "timeout"
+            if t.timed_out[table, s]
+            else "away"
+            if played.away[table, s]
+            else "short",
         }
-        for s in np.flatnonzero(t.occupied[table] & ~dealt[table]).tolist()
+        for s in np.flatnonzero(t.occupied[table] & ~played.dealt[table]).tolist()
     ]
-    if sitting:
-        record["sitting_out"] = sitting
-    return record
 
 
 def generate(
@@ -354,7 +395,7 @@ class _Sink:
 
     def __init__(self, out: Path, fmt: str) -> None:
         if fmt not in FORMATS:
-            raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+            raise AuditError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}.")
         self.fmt = fmt
         self.out = out
         self.pending: list[str] = []
@@ -381,15 +422,13 @@ class _Sink:
                 self._flush()
 
     def _flush(self) -> None:
-        from pipeline.ingest.decode import decode_lines
-        from pipeline.ingest.sources import LinesBlock
-
+        """The pending records as a Parquet row group, typed as the hand-history schema."""
         if not self.pending:
             return
-        block = LinesBlock(
-            str(self.out), list(range(len(self.pending))), [p.encode() for p in self.pending]
-        )
-        table = pa.Table.from_batches(decode_lines(block).table.to_batches())
+        lines = io.BytesIO("\n".join(self.pending).encode())
+        table = pj.read_json(
+            lines, parse_options=pj.ParseOptions(explicit_schema=text_schema())
+        ).cast(arrow_schema())
         if self.writer is None:
             self.writer = pq.ParquetWriter(self.out, table.schema)
         self.writer.write_table(table)

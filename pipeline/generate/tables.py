@@ -7,7 +7,7 @@ settlement by the project's own engine), never a Python loop over players.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +38,6 @@ class Tables:
     timed_out: npt.NDArray[np.bool_]  # (tables, seats) in the table's last hand
     hand_no: Ints
     clock: Ints  # seconds since the epoch
-    started: Flags = field(default_factory=lambda: np.zeros(0, bool))
 
     @classmethod
     def open(

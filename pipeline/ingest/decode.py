@@ -15,7 +15,6 @@ import io
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import pyarrow as pa
@@ -23,8 +22,15 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 from pydantic import ValidationError
 
-from pipeline.columns import whole
-from pipeline.hand_history import MONEY_SCALE, MONEY_TEXT, RATE_TEXT, Hand, arrow_schema
+from pipeline.columns import Leaf, at_path, leaves, map_leaves, whole
+from pipeline.hand_history import (
+    MONEY_SCALE,
+    MONEY_TEXT,
+    RATE_TEXT,
+    Hand,
+    arrow_schema,
+    text_schema,
+)
 from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 from pipeline.ingest.sources import ArrowBlock, LinesBlock, ObjectsBlock, loads
 
@@ -41,9 +47,7 @@ class Decoded:
     quarantined: list[Quarantined]
 
 
-@cache
-def schema() -> pa.Schema:
-    return arrow_schema()
+schema = arrow_schema
 
 
 def schema_message(error: ValidationError) -> str:
@@ -138,43 +142,16 @@ def careful(
     return Decoded(table, keep_sources, keep_raws, rejects)
 
 
-def _as_text(dtype: pa.DataType) -> pa.DataType:
-    """The same type with every decimal read as text, checked before it becomes a decimal."""
-    if pa.types.is_decimal(dtype):
-        return pa.string()
-    if pa.types.is_list(dtype):
-        return pa.list_(_as_text(dtype.value_type))
-    if pa.types.is_struct(dtype):
-        return pa.struct([pa.field(f.name, _as_text(f.type)) for f in dtype])
-    return dtype
-
-
-@cache
-def _text_schema() -> pa.Schema:
-    return pa.schema([pa.field(f.name, _as_text(f.type)) for f in schema()])
-
-
-def _decimal_texts(column: pa.Array, dtype: pa.DataType) -> list[tuple[pa.Array, pa.DataType]]:
-    """Every text leaf of `column` that the canonical type `dtype` holds as a decimal."""
-    if pa.types.is_decimal(dtype):
-        return [(column, dtype)]
-    if pa.types.is_list(dtype):
-        return _decimal_texts(pc.list_flatten(column), dtype.value_type)
-    if pa.types.is_struct(dtype):
-        return [
-            leaf for f in dtype for leaf in _decimal_texts(pc.struct_field(column, f.name), f.type)
-        ]
-    return []
-
-
 def _plain_decimals(table: pa.Table) -> bool:
     """Whether every amount read as text is a plain decimal the models accept."""
-    for f in schema():
-        for texts, dtype in _decimal_texts(whole(table[f.name]), f.type):
-            pattern = MONEY_TEXT if dtype.scale == MONEY_SCALE else RATE_TEXT
-            ok = pc.match_substring_regex(texts, f"^(?:{pattern.pattern})$")
-            if pc.any(pc.invert(ok)).as_py():
-                return False
+    for path, dtype, _ in leaves(pa.struct(list(schema()))):
+        if not pa.types.is_decimal(dtype):
+            continue
+        pattern = MONEY_TEXT if dtype.scale == MONEY_SCALE else RATE_TEXT
+        texts = at_path(whole(table[path[0]]), path[1:])
+        ok = pc.match_substring_regex(texts, f"^(?:{pattern.pattern})$")
+        if pc.any(pc.invert(ok)).as_py():
+            return False
     return True
 
 
@@ -197,7 +174,7 @@ def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
                 block_size=max(1 << 20, len(data) // 2 if threads else len(data) + 1),
             ),
             parse_options=pj.ParseOptions(
-                explicit_schema=_text_schema(), unexpected_field_behavior="ignore"
+                explicit_schema=text_schema(), unexpected_field_behavior="ignore"
             ),
         )
     except (UnicodeDecodeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -240,36 +217,22 @@ def decode_objects(block: ObjectsBlock) -> Decoded:
     return careful(block.sources, block.records, list(block.raws), parsed=True)
 
 
-def _text_to_decimal(source: pa.DataType, target: pa.DataType) -> bool:
-    """Whether casting `source` to `target` reads decimals from text (laxer than the models)."""
-    if pa.types.is_decimal(target):
-        return not pa.types.is_decimal(source) and not pa.types.is_integer(source)
-    if pa.types.is_list(target) or pa.types.is_large_list(target):
-        return (pa.types.is_list(source) or pa.types.is_large_list(source)) and _text_to_decimal(
-            source.value_type, target.value_type
-        )
-    if pa.types.is_struct(target) and pa.types.is_struct(source):
-        fields = {f.name: f.type for f in source}
-        return any(_text_to_decimal(fields[f.name], f.type) for f in target if f.name in fields)
-    return False
+def _reads_text_as_decimal(leaf: Leaf) -> bool:
+    """Whether casting reads this leaf's decimals from text (laxer than the models)."""
+    _, target, source = leaf
+    return (
+        pa.types.is_decimal(target)
+        and source is not None
+        and not pa.types.is_decimal(source)
+        and not pa.types.is_integer(source)
+    )
 
 
-def _keeping_dictionaries(source: pa.DataType, target: pa.DataType) -> pa.DataType:
-    """`target`, with a dictionary of text wherever `source` has one where text is due
-    (Parquet text read as dictionaries stays so; the checks take either)."""
-    if pa.types.is_dictionary(source) and pa.types.is_string(target):
+def _keeping_dictionary(leaf: Leaf) -> pa.DataType:
+    """Text read as a dictionary (as Parquet's is) stays one; the checks take either."""
+    _, target, source = leaf
+    if source is not None and pa.types.is_dictionary(source) and pa.types.is_string(target):
         return pa.dictionary(source.index_type, target)
-    if pa.types.is_list(target) and (pa.types.is_list(source) or pa.types.is_large_list(source)):
-        return pa.list_(
-            target.value_field.with_type(
-                _keeping_dictionaries(source.value_type, target.value_type)
-            )
-        )
-    if pa.types.is_struct(target) and pa.types.is_struct(source):
-        have = {f.name: f.type for f in source}
-        return pa.struct(
-            [f.with_type(_keeping_dictionaries(have.get(f.name, f.type), f.type)) for f in target]
-        )
     return target
 
 
@@ -278,10 +241,14 @@ def decode_arrow(block: ArrowBlock) -> Decoded:
     batch = block.batch
     sources = [f"{block.path}:row {block.first_row + i}" for i in range(batch.num_rows)]
     present = {f.name: f.type for f in batch.schema}
-    if not any(_text_to_decimal(present[f.name], f.type) for f in schema() if f.name in present):
+    canonical = pa.struct([f for f in schema() if f.name in present])
+    given = pa.struct([pa.field(f.name, present[f.name]) for f in canonical])
+    if not any(_reads_text_as_decimal(leaf) for leaf in leaves(canonical, given)):
         try:
             columns = [
-                pc.cast(batch.column(f.name), _keeping_dictionaries(present[f.name], f.type))
+                pc.cast(
+                    batch.column(f.name), map_leaves(f.type, present[f.name], _keeping_dictionary)
+                )
                 if f.name in present
                 else pa.nulls(batch.num_rows, f.type)
                 for f in schema()

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from pipeline import batch as hb
 from pipeline.columns import children, field, ints, is_null, text, unscaled, utc_micros, whole
-from pipeline.games import HOME_RUN_NAMES, ROW_NAMES, VARIANTS
+from pipeline.games import HOME_RUN_NAMES, ROW_NAMES
 from pipeline.hand_history import Hand
 from pipeline.ingest.decode import Decoded, schema_message
 from pipeline.ingest.game_rules import GAMES, RULES, HandCards
@@ -165,14 +165,12 @@ def to_batch(table: pa.Table, sources: list[str], cards: HandCards) -> hb.HandBa
 
 def _hands(table: pa.Table, sources: list[str]) -> hb.Hands:
     variant = whole(table["variant"])
-    jokers = pa.array([name for name, game in VARIANTS.items() if game.jokers])
     return hb.Hands(
         hand_id=whole(table["hand_id"]),
         table_id=whole(table["table_id"]),
         hand_no=ints(table["hand_no"]),
         started_at=utc_micros(whole(table["started_at"]))[0],
         variant=variant,
-        jokers=pc.is_in(variant, value_set=jokers).to_numpy(zero_copy_only=False),
         currency=whole(pc.fill_null(table["currency"], "USD")),
         point_value=unscaled(table["point_value"]),
         rake_rate=unscaled(table["rake_rate"]),

@@ -49,7 +49,7 @@ def test_rake_reconciliation_reproduces_the_recorded_rake(clean_db: Path) -> Non
     assert isinstance(rows, list)
     got = {(r["table_id"], r["day"]): Decimal(r["recorded_rake"]) for r in rows}
     assert got == dict(want)
-    assert all(Decimal(r["difference"]) == 0 for r in rows)
+    assert all(Decimal(r["recomputed_minus_recorded"]) == 0 for r in rows)
     assert all(r["recorded_rake"] == r["recomputed_rake"] for r in rows)
 
 
