@@ -82,61 +82,17 @@ def _tables(
     money: Settlement,
     findings: Findings,
 ) -> BatchAudit:
-    players = batch.players
-    hands = batch.hands
-    hand_id = hands.hand_id
-    n_hands = len(hands)
-    diverged = np.zeros(n_hands, dtype=bool)
-    diverged[findings.hands()] = True
-    rake_total = sum_by(players.hand, money.rake, n_hands)
+    hand_id = batch.hands.hand_id
+    sitting = batch.sitting_out
     return BatchAudit(
-        hands=pa.table(
-            {
-                "hand_id": hand_id,
-                "table_id": hands.table_id,
-                "hand_no": hands.hand_no,
-                "started_at": pa.array(hands.started_at, pa.timestamp("us", tz="UTC")),
-                "day": pa.array((hands.started_at // 86_400_000_000).astype(np.int32), pa.date32()),
-                "variant": hands.variant,
-                "currency": hands.currency,
-                "point_value": decimals(hands.point_value),
-                "rake_rate": decimals(hands.rake_rate, scale=9),
-                "rake_cap": decimals(hands.rake_cap),
-                "n_players": np.bincount(players.hand, minlength=n_hands).astype(np.int64),
-                "rake_total": decimals(rake_total),
-                "recorded_rake_total": decimals(hands.rake_total, valid=hands.has_rake_total),
-                "board_1": card_texts(batch.boards[:, 0]),
-                "board_2": card_texts(batch.boards[:, 1]),
-                "status": pa.array(np.where(diverged, "diverged", "ok")),
-                "source": hands.source,
-            }
-        ),
-        players=pa.table(
-            {
-                "hand_id": _spread(hand_id, players.hand),
-                "seat": players.seat,
-                "player_id": players.player_id,
-                "stack_start": decimals(players.stack_start),
-                "add_on": decimals(players.add_on),
-                "timed_out": players.timed_out,
-                "points": points,
-                "won": decimals(money.won),
-                "rake": decimals(money.rake),
-                "net": decimals(money.net),
-                "stack_end": decimals(money.stack_end),
-                "recorded_points": players.points,
-                "recorded_won": decimals(players.won),
-                "recorded_rake": decimals(players.rake),
-                "recorded_net": decimals(players.net),
-                "recorded_stack_end": decimals(players.stack_end),
-            }
-        ),
+        hands=_hands_table(batch, money, findings),
+        players=_players_table(batch, points, money),
         row_values=_rows_table(variant, batch, shown.value, shown.joker_as),
         settlements=pa.table(
             {
                 "hand_id": _spread(hand_id, pairs.hand),
-                "seat": players.seat[pairs.a],
-                "opponent": players.seat[pairs.b],
+                "seat": batch.players.seat[pairs.a],
+                "opponent": batch.players.seat[pairs.b],
                 "points": pairs.points,
                 "home_run": pa.array(
                     np.array(HOME_RUN_NAMES, dtype=object)[pairs.home_run], pa.string()
@@ -146,14 +102,69 @@ def _tables(
         ),
         sitting_out=pa.table(
             {
-                "hand_id": _spread(hand_id, batch.sitting_out.hand),
-                "seat": batch.sitting_out.seat,
-                "player_id": batch.sitting_out.player_id,
-                "stack": decimals(batch.sitting_out.stack),
-                "reason": batch.sitting_out.reason,
+                "hand_id": _spread(hand_id, sitting.hand),
+                "seat": sitting.seat,
+                "player_id": sitting.player_id,
+                "stack": decimals(sitting.stack),
+                "reason": sitting.reason,
             }
         ),
-        divergences=findings.table(hand_id, hands.table_id),
+        divergences=findings.table(hand_id, batch.hands.table_id),
+    )
+
+
+def _hands_table(batch: HandBatch, money: Settlement, findings: Findings) -> pa.Table:
+    hands = batch.hands
+    n_hands = len(hands)
+    diverged = np.zeros(n_hands, dtype=bool)
+    diverged[findings.hands()] = True
+    players = batch.players
+    boards = {
+        f"board_{b + 1}": card_texts(batch.boards[:, b]) for b in range(batch.boards.shape[1])
+    }
+    return pa.table(
+        {
+            "hand_id": hands.hand_id,
+            "table_id": hands.table_id,
+            "hand_no": hands.hand_no,
+            "started_at": pa.array(hands.started_at, pa.timestamp("us", tz="UTC")),
+            "day": pa.array((hands.started_at // 86_400_000_000).astype(np.int32), pa.date32()),
+            "variant": hands.variant,
+            "currency": hands.currency,
+            "point_value": decimals(hands.point_value),
+            "rake_rate": decimals(hands.rake_rate, scale=9),
+            "rake_cap": decimals(hands.rake_cap),
+            "n_players": np.bincount(players.hand, minlength=n_hands).astype(np.int64),
+            "rake_total": decimals(sum_by(players.hand, money.rake, n_hands)),
+            "recorded_rake_total": decimals(hands.rake_total, valid=hands.has_rake_total),
+            **boards,
+            "status": pa.array(np.where(diverged, "diverged", "ok")),
+            "source": hands.source,
+        }
+    )
+
+
+def _players_table(batch: HandBatch, points: np.ndarray, money: Settlement) -> pa.Table:
+    players = batch.players
+    return pa.table(
+        {
+            "hand_id": _spread(batch.hands.hand_id, players.hand),
+            "seat": players.seat,
+            "player_id": players.player_id,
+            "stack_start": decimals(players.stack_start),
+            "add_on": decimals(players.add_on),
+            "timed_out": players.timed_out,
+            "points": points,
+            "won": decimals(money.won),
+            "rake": decimals(money.rake),
+            "net": decimals(money.net),
+            "stack_end": decimals(money.stack_end),
+            "recorded_points": players.points,
+            "recorded_won": decimals(players.won),
+            "recorded_rake": decimals(players.rake),
+            "recorded_net": decimals(players.net),
+            "recorded_stack_end": decimals(players.stack_end),
+        }
     )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from pipeline.cards import format_cards, parse
 from pipeline.errors import AuditError
 from pipeline.evaluator import value_label, value_text
-from pipeline.games import TAIWANESE_JOKERS
+from pipeline.games import TAIWANESE_JOKERS as GAME  # plain Taiwanese: no joker held
 from pipeline.showdown import showdown
 
 
@@ -44,9 +44,10 @@ def _load(path: Path) -> list[dict[str, Any]]:
     return hands
 
 
-def evaluate_file(path: Path, limit: int) -> EvaluationReport:
-    hands = _load(path)
-    variant = TAIWANESE_JOKERS  # same rows as plain Taiwanese; jokers are simply absent there
+def _codes(
+    path: Path, hands: list[dict[str, Any]], players: list[tuple[int, dict[str, Any]]]
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The boards of every hand and the setting of every player, as card codes."""
     try:
         boards = np.stack(
             [
@@ -59,16 +60,20 @@ def evaluate_file(path: Path, limit: int) -> EvaluationReport:
                 for h in hands
             ]
         )
-        players = [(i, p) for i, h in enumerate(hands) for p in h["players"]]
-        settings = {
-            row.name: np.stack([parse(p[row.name]) for _, p in players]) for row in variant.rows
-        }
+        settings = {row: np.stack([parse(p[row]) for _, p in players]) for row in GAME.row_names}
     except (KeyError, ValueError) as error:
         raise HandFileError(f"{path} holds a hand that cannot be evaluated: {error}") from None
-    started = time.perf_counter()
-    result = showdown(variant, boards, settings, np.array([i for i, _ in players]))
-    seconds = time.perf_counter() - started
+    return boards, settings
 
+
+def evaluate_file(path: Path, limit: int) -> EvaluationReport:
+    """Every row of the first hands of `path`, beside what was recorded for it."""
+    hands = _load(path)
+    players = [(i, p) for i, h in enumerate(hands) for p in h["players"]]
+    boards, settings = _codes(path, hands, players)
+    started = time.perf_counter()
+    result = showdown(GAME, boards, settings, np.array([i for i, _ in players]))
+    seconds = time.perf_counter() - started
     texts = value_text(result.value)
     labels = value_label(result.value)
     subs = format_cards(result.joker_as)
@@ -78,30 +83,26 @@ def evaluate_file(path: Path, limit: int) -> EvaluationReport:
         recorded = {(r["board"], r["row"]): r["value"] for r in p.get("rows") or []}
         if i < limit and (k == 0 or players[k - 1][0] != i):
             h = hands[i]
-            lines.append(
-                f"\n{h['hand_id']} ({h['variant']}): board 1 {' '.join(h['boards'][0])}"
-                f"  board 2 {' '.join(h['boards'][1])}"
+            boards_text = "  ".join(
+                f"board {b + 1} {' '.join(x)}" for b, x in enumerate(h["boards"])
             )
-        for b in range(variant.boards):
-            for r, row in enumerate(variant.rows):
-                want = recorded.get((b + 1, row.name))
-                mark = ""
-                if want is not None:
-                    checked += 1
-                    if want != texts[k, b, r]:
-                        differ += 1
-                        mark = f"  <- recorded {want}"
+            lines.append(f"\n{h['hand_id']} ({h['variant']}): {boards_text}")
+        for b in range(GAME.boards):
+            for r, row in enumerate(GAME.row_names):
+                want = recorded.get((b + 1, row))
+                checked += want is not None
+                differ += want is not None and want != texts[k, b, r]
                 if i < limit:
+                    mark = f"  <- recorded {want}" if want not in (None, texts[k, b, r]) else ""
                     joker = [c for c in subs[k, b, r] if c]
                     as_text = f" (JK={','.join(joker)})" if joker else ""
                     lines.append(
-                        f"  seat {p['seat']} board {b + 1} {row.name:<6} "
-                        f"{' '.join(p[row.name]):<12} {texts[k, b, r]}{as_text}"
+                        f"  seat {p['seat']} board {b + 1} {row:<6} "
+                        f"{' '.join(p[row]):<12} {texts[k, b, r]}{as_text}"
                         f" - {labels[k, b, r]}{mark}"
                     )
-    rows = result.value.size
     lines.append(
-        f"\n{len(hands)} hands, {rows} rows evaluated in {seconds * 1000:.1f} ms; "
+        f"\n{len(hands)} hands, {result.value.size} rows evaluated in {seconds * 1000:.1f} ms; "
         f"{checked - differ} of {checked} recorded row values agree."
     )
     return EvaluationReport("\n".join(lines).lstrip("\n"), differ == 0)

@@ -10,7 +10,7 @@ import duckdb
 
 from pipeline.errors import AuditError
 from pipeline.games import ROW_NAMES
-from pipeline.store import open_audit
+from pipeline.store import LAYOUT, open_audit
 from pipeline.text_table import text_table
 
 
@@ -18,9 +18,10 @@ class ExplainError(AuditError):
     """The hand asked for is not in the audit."""
 
 
+_BOARDS = ", ".join(f"board_{b + 1}" for b in range(LAYOUT.boards))
 _HAND = (
     "SELECT table_id, hand_no, started_at, variant, point_value, rake_rate, rake_cap, "
-    "board_1, board_2, rake_total, recorded_rake_total, source FROM hands WHERE hand_id = ?"
+    f"rake_total, recorded_rake_total, source, {_BOARDS} FROM hands WHERE hand_id = ?"
 )
 
 
@@ -35,7 +36,7 @@ def explain(db: Path, hand_id: str) -> str:
             _rows(con, hand_id),
             _pairs(con, hand_id),
             _players(con, hand_id),
-            f"Rake total: {hand[9]} (recorded {hand[10]})",
+            f"Rake total: {hand[7]} (recorded {hand[8]})",
             _divergences(con, hand_id),
         ]
     return "\n\n".join(sections)
@@ -60,12 +61,13 @@ def _rate_text(rate: Decimal) -> str:
 
 
 def _heading(hand_id: str, hand: tuple[Any, ...]) -> str:
-    table_id, hand_no, started, variant, point_value, rate, cap, board_1, board_2 = hand[:9]
+    table_id, hand_no, started, variant, point_value, rate, cap = hand[:7]
+    boards = "  ".join(f"Board {b + 1}: {cards}" for b, cards in enumerate(hand[10:]))
     return (
         f"### {hand_id} ({variant}, {point_value} per point, rake {_rate_text(rate)} "
         f"capped at {cap})\n"
-        f"table {table_id}, hand {hand_no}, {started:%Y-%m-%d %H:%M:%S} UTC, from {hand[11]}\n\n"
-        f"Board 1: {board_1}  Board 2: {board_2}"
+        f"table {table_id}, hand {hand_no}, {started:%Y-%m-%d %H:%M:%S} UTC, from {hand[9]}\n\n"
+        f"{boards}"
     )
 
 

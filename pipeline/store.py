@@ -18,10 +18,14 @@ import pyarrow as pa
 from pipeline.cards import CANONICAL
 from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
+from pipeline.games import TAIWANESE, VARIANTS
 from pipeline.ingest.quarantine import Quarantined
 from pipeline.stages import NO_STAGES, Stages
 
 DB_NAME = "audit.duckdb"
+# The setting and row values stored per player, laid out as the games lay them out.
+LAYOUT = TAIWANESE
+assert all(g.rows == LAYOUT.rows and g.boards == LAYOUT.boards for g in VARIANTS.values())
 MONEY = "DECIMAL(18,2)"
 # Rows of one table kept in memory before they go into DuckDB in one statement: four of
 # DuckDB's row groups (122,880 rows each). Whole row groups are written compressed
@@ -38,7 +42,8 @@ TABLES: dict[str, str] = {
         hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT, started_at TIMESTAMPTZ, day DATE,
         variant VARCHAR, currency VARCHAR, point_value {MONEY}, rake_rate DECIMAL(18,9),
         rake_cap {MONEY}, n_players BIGINT, rake_total {MONEY}, recorded_rake_total {MONEY},
-        board_1 VARCHAR, board_2 VARCHAR, status VARCHAR, source VARCHAR""",
+        {", ".join(f"board_{b + 1} VARCHAR" for b in range(LAYOUT.boards))},
+        status VARCHAR, source VARCHAR""",
     "players": f"""
         hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack_start {MONEY}, add_on {MONEY},
         timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},
@@ -48,9 +53,9 @@ TABLES: dict[str, str] = {
     # as small integers (cards: top, middle, bottom as card codes; values board-major:
     # board 1 top, middle, bottom, then board 2), and their text, category and label
     # come from the 7,462 `hand_values` once each.
-    "row_values": """
-        hand_id VARCHAR, seat BIGINT, cards UTINYINT[7], value_ids SMALLINT[6],
-        joker_as VARCHAR[][]""",
+    "row_values": f"""
+        hand_id VARCHAR, seat BIGINT, cards UTINYINT[{LAYOUT.cards_per_player}],
+        value_ids SMALLINT[{LAYOUT.values_per_player}], joker_as VARCHAR[][]""",
     "hand_values": """
         value_id SMALLINT, value VARCHAR, category VARCHAR, label VARCHAR""",
     "settlements": f"""
@@ -74,8 +79,20 @@ TABLES: dict[str, str] = {
 # The text of each card code, for the view to spell the stored codes.
 _CARD_TEXT = "[" + ", ".join(f"'{c}'" for c in CANONICAL) + "]"
 
-# k.i: the index of the value in `value_ids`; k.first to k.last: the row's cards in
-# `cards` (1-based).
+
+def _row_places() -> str:
+    """Per stored value: its index in `value_ids`, its board and row, and the first and
+    last of the row's cards in `cards` (1-based), as SQL VALUES."""
+    places = []
+    for b in range(LAYOUT.boards):
+        first = 1
+        for r, row in enumerate(LAYOUT.rows):
+            i = b * len(LAYOUT.rows) + r + 1
+            places.append(f"({i}, {b + 1}, '{row.name}', {first}, {first + row.size - 1})")
+            first += row.size
+    return ", ".join(places)
+
+
 ROWS_VIEW = f"""
 CREATE VIEW rows AS
 SELECT r.hand_id, r.seat, k.board, k."row",
@@ -83,9 +100,7 @@ SELECT r.hand_id, r.seat, k.board, k."row",
                                       lambda c: {_CARD_TEXT}[c + 1]), ' ') AS cards,
        v.value, v.category, v.label, r.joker_as[k.i] AS joker_as
 FROM row_values r
-CROSS JOIN (VALUES (1, 1, 'top', 1, 1), (2, 1, 'middle', 2, 3), (3, 1, 'bottom', 4, 7),
-                   (4, 2, 'top', 1, 1), (5, 2, 'middle', 2, 3), (6, 2, 'bottom', 4, 7))
-     AS k(i, board, "row", first, last)
+CROSS JOIN (VALUES {_row_places()}) AS k(i, board, "row", first, last)
 JOIN hand_values v ON v.value_id = r.value_ids[k.i]
 """
 # What a user sees: the tables of audit-output.md (rows being the view) and the seats sat out.

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipeline.batch import HandBatch
-from pipeline.cards import INVALID, JOKER, format_cards, try_parse
 from pipeline.checks.findings import DivergenceCheck, Findings
-from pipeline.columns import children, lengths
-from pipeline.evaluator import evaluate, parse_value, read_boards, value_text
+from pipeline.checks.jokers import check_joker_substitutes
+from pipeline.evaluator import parse_value, value_text
 from pipeline.games import HOME_RUN_NAMES, ROW_NAMES, Variant
 from pipeline.money import Settlement, money_text
 from pipeline.scoring import Pairs, sum_by
@@ -39,7 +36,7 @@ def check_outcomes(
 ) -> None:
     """Add a divergence for every recorded field that differs from its recomputed value."""
     _row_values(batch, shown, findings)
-    _joker_substitutes(variant, batch, shown, findings)
+    check_joker_substitutes(variant, batch, shown, findings)
     _pair_settlements(batch, pairs, money, findings)
     _player_results(batch, points, money, findings)
     _hand_totals(batch, money, findings)
@@ -66,92 +63,6 @@ def _row_values(batch: HandBatch, shown: Showdown, findings: Findings) -> None:
             board=int(rows.board[i]) + 1,
             row=name,
             expected=expected,
-            recorded=recorded,
-        )
-
-
-def _joker_substitutes(
-    variant: Variant, batch: HandBatch, shown: Showdown, findings: Findings
-) -> None:
-    """A recorded substitute is wrong when not allowed or when it misses the best value."""
-    rows = batch.rows
-    given = np.flatnonzero(~pc.is_null(rows.joker_as).to_numpy(zero_copy_only=False))
-    if given.size == 0:
-        return
-    players = batch.players
-    setting = players.setting
-    subs_list = rows.joker_as.take(pa.array(given))
-    count = lengths(subs_list)
-    values, parent = children(subs_list)
-    codes = try_parse(values)
-    padded = np.full((len(given), 2), INVALID, dtype=np.int8)
-    slot = np.arange(len(parent)) - np.searchsorted(parent, parent, side="left")
-    fits = slot < 2
-    padded[parent[fits], slot[fits]] = codes[fits]
-
-    player = rows.player[given]
-    board = rows.board[given]
-    row = rows.row[given]
-    board_cards = batch.boards[players.hand[player], board]  # (n, 5)
-    problems: dict[int, str] = {}
-    for kind, spec in enumerate(variant.rows):
-        sel = np.flatnonzero(row == kind)
-        if sel.size == 0:
-            continue
-        cards = setting[spec.name][player[sel]]
-        jokers = (cards == JOKER).sum(axis=1)
-        subs = padded[sel]
-        n = count[sel]
-        unreadable = codes[np.isin(parent, sel)] == INVALID
-        bad_text = np.zeros(len(sel), dtype=bool)
-        bad_text[np.searchsorted(sel, parent[np.isin(parent, sel)][unreadable])] = True
-        in_row = (subs[:, :, None] == cards[:, None, :]).any(axis=2)
-        on_board = (subs[:, :, None] == board_cards[sel][:, None, :]).any(axis=2)
-        used = np.arange(2)[None, :] < jokers[:, None]
-        twice = (jokers == 2) & (subs[:, 0] == subs[:, 1])
-        for i in np.flatnonzero(bad_text):
-            problems[int(sel[i])] = "names a card that cannot be read"
-        for i in np.flatnonzero((n != jokers) & ~bad_text):
-            problems[int(sel[i])] = (
-                f"names {n[i]} substitute(s) for a row holding {jokers[i]} joker(s)"
-            )
-        judged = (n == jokers) & (jokers > 0) & ~bad_text
-        for i in np.flatnonzero(judged & (in_row & used).any(axis=1)):
-            problems[int(sel[i])] = "names a card already in the row"
-        for i in np.flatnonzero(judged & (on_board & used).any(axis=1)):
-            problems.setdefault(int(sel[i]), f"names a card on board {board[sel[i]] + 1}")
-        for i in np.flatnonzero(judged & twice):
-            problems.setdefault(int(sel[i]), "names the same card for both jokers")
-        reach = np.flatnonzero(judged)
-        if reach.size:
-            trial = cards[reach].copy()
-            for k in range(2):
-                place = np.argmax(trial == JOKER, axis=1)
-                has = (trial == JOKER).any(axis=1) & (k < jokers[reach])
-                trial[np.flatnonzero(has), place[has]] = subs[reach[has], k]
-            value = evaluate(trial, read_boards(board_cards[sel][reach]), plays=spec.plays).value
-            best = shown.value[player[sel][reach], board[sel][reach], kind]
-            for i in np.flatnonzero(value != best):
-                problems.setdefault(
-                    int(sel[reach[i]]),
-                    f"makes {value_text([value[i]])[0]}, short of the best "
-                    f"{value_text([best[i]])[0]}",
-                )
-    for at, problem in sorted(problems.items()):
-        i = np.intp(at)
-        p = int(player[i])
-        name = ROW_NAMES[int(row[i])]
-        recorded = ",".join(c or "?" for c in subs_list[i].as_py() or [])
-        expected = ",".join(c for c in format_cards(shown.joker_as[p, board[i], row[i]]) if c)
-        findings.add(
-            int(players.hand[p]),
-            DivergenceCheck.joker_as,
-            f"seat {players.seat[p]} {name} row on board {board[i] + 1}: the recorded "
-            f"joker substitute {recorded} {problem}",
-            seat=int(players.seat[p]),
-            board=int(board[i]) + 1,
-            row=name,
-            expected=expected or None,
             recorded=recorded,
         )
 

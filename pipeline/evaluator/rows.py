@@ -68,26 +68,14 @@ def evaluate(
     features = boards if isinstance(boards, BoardFeatures) else read_boards(boards)
     if board_of_row is not None:
         features = features.take(np.asarray(board_of_row))
-    size = cards.shape[1] if cards.ndim == 2 else 0
-    if (plays is Plays.ANY and size not in (1, 2)) or (plays is Plays.EXACTLY_TWO and size != 4):
-        raise ValueError(f"A row playing {plays.value} of its cards cannot hold {size} cards.")
-    if len(features) != len(cards):
-        raise ValueError(f"{len(cards)} rows but {len(features)} boards to score them against.")
-
+    size = _row_size(cards, len(features), plays)
     rank_tables = (
         tables.omaha_rank_tables()
         if plays is Plays.EXACTLY_TWO
         else tables.holdem_rank_tables(size)
     )
     cols = columns(cards)
-    key_sum = RANK_KEY[cols[0] >> 2].copy()
-    jokers_held = (cols[0] == JOKER).astype(np.int8)
-    offset = (features.flush_suit.astype(np.intp) + 1) * (JOKER + 1)
-    suited = rank_bit_in_suit()[offset + cols[0]]
-    for col in cols[1:]:
-        key_sum += RANK_KEY[col >> 2]
-        jokers_held += col == JOKER
-        suited |= rank_bit_in_suit()[offset + col]
+    key_sum, jokers_held, suited = _read_rows(cols, features)
     stride = board_stride()
 
     def parts(rows: slice | npt.NDArray[np.intp], jokers: int) -> _RowParts:
@@ -119,6 +107,31 @@ def evaluate(
             suited=suited[rows] | features.suited[rows],
         )
     return Evaluation(value, joker_as)
+
+
+def _row_size(cards: npt.NDArray[np.int8], n_boards: int, plays: Plays) -> int:
+    """The cards a row holds, when rows of that size play that way on as many boards."""
+    size = cards.shape[1] if cards.ndim == 2 else 0
+    if (plays is Plays.ANY and size not in (1, 2)) or (plays is Plays.EXACTLY_TWO and size != 4):
+        raise ValueError(f"A row playing {plays.value} of its cards cannot hold {size} cards.")
+    if n_boards != len(cards):
+        raise ValueError(f"{len(cards)} rows but {n_boards} boards to score them against.")
+    return size
+
+
+def _read_rows(
+    cols: npt.NDArray[np.intp], features: BoardFeatures
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int8], npt.NDArray[np.int32]]:
+    """Per row: the sum of its rank keys, its jokers, and its ranks in the board's flush suit."""
+    key_sum = RANK_KEY[cols[0] >> 2].copy()
+    jokers_held = (cols[0] == JOKER).astype(np.int8)
+    offset = (features.flush_suit.astype(np.intp) + 1) * (JOKER + 1)
+    suited = rank_bit_in_suit()[offset + cols[0]]
+    for col in cols[1:]:
+        key_sum += RANK_KEY[col >> 2]
+        jokers_held += col == JOKER
+        suited |= rank_bit_in_suit()[offset + col]
+    return key_sum, jokers_held, suited
 
 
 def _flush_value(

@@ -318,6 +318,48 @@ def _sitting_out(t: Tables, table: int, played: _Played) -> list[dict[str, Any]]
     ]
 
 
+class _FaultBook:
+    """The faults written so far, and the later hands where each may echo."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.listed: list[faults.Fault] = []
+        self.played: set[str] = set()  # table and player of every hand so far
+        # A wrong recorded stack echoes at the player's next hand at the table, however late.
+        self.awaiting: dict[str, faults.Fault] = {}
+
+    def lines(self, hand: dict[str, Any], fault: str | None) -> list[str]:
+        """The lines to write for `hand`: spoiled, and listed, when it can carry `fault`."""
+        to_write: list[str] | None = None
+        if fault in faults.RECORD_FAULTS:
+            returning = {
+                p["player_id"]
+                for p in hand["players"]
+                if hand["table_id"] + p["player_id"] in self.played
+            }
+            to_write = faults.spoil(self.rng, faults.copy_hand(hand), fault, returning)
+        elif fault in faults.DEALING_FAULTS:
+            to_write = [json.dumps(hand)]  # what the table did is the fault
+        if fault is None or to_write is None:
+            return [json.dumps(hand)]
+        before = fault in ("hand_no", "continuity")
+        self.listed.append(faults.Fault(hand["hand_id"], fault, faults.echoes(hand, before)))
+        for p in hand["players"]:
+            self.awaiting[hand["table_id"] + p["player_id"]] = self.listed[-1]
+        return to_write
+
+    def written(self, hand: dict[str, Any]) -> None:
+        """Note the hand's players; a fault awaiting one of them echoes here."""
+        for p in hand["players"]:
+            key = hand["table_id"] + p["player_id"]
+            self.played.add(key)
+            echoed = self.awaiting.get(key)
+            if echoed is not None and echoed.hand_id != hand["hand_id"]:
+                if hand["hand_id"] not in echoed.echo_hand_ids:
+                    echoed.echo_hand_ids.append(hand["hand_id"])
+                del self.awaiting[key]
+
+
 def generate(
     out: Path,
     *,
@@ -331,51 +373,17 @@ def generate(
 ) -> Generated:
     """Write `tables` x `hands` hands to `out` (and out's faults.json when faults are asked)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed + 1)
-    listed: list[faults.Fault] = []
-    played: set[str] = set()  # table and player of every hand so far, for continuity faults
-    # A wrong recorded stack echoes at the player's next hand at the table, however late.
-    awaiting: dict[str, faults.Fault] = {}
-    lines = 0
-    written = 0
+    book = _FaultBook(np.random.default_rng(seed + 1))
+    lines = written = 0
     sink = _Sink(out, fmt)
     # Typed Parquet cannot hold a cut line or a seat written as a word.
     unstorable = {"unreadable", "schema"} if fmt == "parquet" else set()
     try:
         for hand, fault in simulate(seed, tables, hands, jokers, fault_rate):
-            to_write: list[str] | None = None
-            if fault in unstorable:
-                fault = None
-            if fault is not None:
-                spoiled = faults.copy_hand(hand)
-                returning = {
-                    p["player_id"]
-                    for p in hand["players"]
-                    if hand["table_id"] + p["player_id"] in played
-                }
-                to_write = (
-                    faults.spoil(rng, spoiled, fault, returning)
-                    if fault in faults.RECORD_FAULTS
-                    else None
-                )
-                if fault in faults.DEALING_FAULTS:
-                    to_write = [json.dumps(hand)]
-                if to_write is not None:
-                    before = fault in ("hand_no", "continuity")
-                    listed.append(faults.Fault(hand["hand_id"], fault, faults.echoes(hand, before)))
-                    for p in hand["players"]:
-                        awaiting[hand["table_id"] + p["player_id"]] = listed[-1]
-            for line in to_write or [json.dumps(hand)]:
+            for line in book.lines(hand, None if fault in unstorable else fault):
                 sink.write(line)
                 lines += 1
-            for p in hand["players"]:
-                key = hand["table_id"] + p["player_id"]
-                played.add(key)
-                echoed = awaiting.get(key)
-                if echoed is not None and echoed.hand_id != hand["hand_id"]:
-                    if hand["hand_id"] not in echoed.echo_hand_ids:
-                        echoed.echo_hand_ids.append(hand["hand_id"])
-                    del awaiting[key]
+            book.written(hand)
             written += 1
             if progress:
                 progress.update(read=written, verified=written, file=str(out))
@@ -386,8 +394,8 @@ def generate(
     faults_path = None
     if fault_rate > 0:
         faults_path = out.parent / "faults.json"
-        faults_path.write_text(json.dumps([f.as_json() for f in listed], indent=1) + "\n")
-    return Generated(written, lines, len(listed), out, faults_path)
+        faults_path.write_text(json.dumps([f.as_json() for f in book.listed], indent=1) + "\n")
+    return Generated(written, lines, len(book.listed), out, faults_path)
 
 
 class _Sink:

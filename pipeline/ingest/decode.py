@@ -76,6 +76,47 @@ def hand_id_of(record: Any) -> str | None:
     return hand_id if isinstance(hand_id, str) else None
 
 
+def _parsed(source: str, raw: bytes | str) -> Any:
+    """A JSON line's value, or a quarantine row saying why it is none."""
+    try:
+        return loads(raw)
+    except UnicodeDecodeError:
+        return Quarantined(
+            source, None, QuarantineCheck.unreadable, f"{source} is not UTF-8 text", raw_text(raw)
+        )
+    except (ValueError, RecursionError) as error:
+        why = error.msg if hasattr(error, "msg") else "nested too deep"
+        return Quarantined(
+            source,
+            readable_hand_id(raw),
+            QuarantineCheck.unreadable,
+            f"{source} is not valid JSON ({why})",
+            raw_text(raw),
+        )
+
+
+def _judged(source: str, record: Any, raw: bytes | str) -> Hand | Quarantined:
+    """A record as the models read it, or a quarantine row with their words."""
+    if not isinstance(record, dict):
+        return Quarantined(
+            source,
+            None,
+            QuarantineCheck.schema,
+            f"{source}: a hand record is a JSON object, not {type(record).__name__}",
+            raw_text(raw),
+        )
+    try:
+        return Hand.model_validate(record)
+    except ValidationError as error:
+        return Quarantined(
+            source,
+            hand_id_of(record),
+            QuarantineCheck.schema,
+            f"{source}: {schema_message(error)}",
+            raw_text(raw),
+        )
+
+
 def careful(
     sources: list[str], records: list[Any], raws: list[bytes | str], parsed: bool
 ) -> Decoded:
@@ -85,55 +126,10 @@ def careful(
     keep_raws: list[bytes | str] = []
     rejects: list[Quarantined] = []
     for source, record, raw in zip(sources, records, raws, strict=True):
-        if not parsed:
-            try:
-                record = loads(record)
-            except UnicodeDecodeError:
-                rejects.append(
-                    Quarantined(
-                        source,
-                        None,
-                        QuarantineCheck.unreadable,
-                        f"{source} is not UTF-8 text",
-                        raw_text(raw),
-                    )
-                )
-                continue
-            except (ValueError, RecursionError) as error:
-                why = error.msg if hasattr(error, "msg") else "nested too deep"
-                rejects.append(
-                    Quarantined(
-                        source,
-                        readable_hand_id(raw),
-                        QuarantineCheck.unreadable,
-                        f"{source} is not valid JSON ({why})",
-                        raw_text(raw),
-                    )
-                )
-                continue
-        if not isinstance(record, dict):
-            rejects.append(
-                Quarantined(
-                    source,
-                    None,
-                    QuarantineCheck.schema,
-                    f"{source}: a hand record is a JSON object, not {type(record).__name__}",
-                    raw_text(raw),
-                )
-            )
-            continue
-        try:
-            hand = Hand.model_validate(record)
-        except ValidationError as error:
-            rejects.append(
-                Quarantined(
-                    source,
-                    hand_id_of(record),
-                    QuarantineCheck.schema,
-                    f"{source}: {schema_message(error)}",
-                    raw_text(raw),
-                )
-            )
+        value = record if parsed else _parsed(source, record)
+        hand = value if isinstance(value, Quarantined) else _judged(source, value, raw)
+        if isinstance(hand, Quarantined):
+            rejects.append(hand)
             continue
         keep.append(hand.model_dump())
         keep_sources.append(source)

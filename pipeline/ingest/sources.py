@@ -254,78 +254,96 @@ def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
         yield LinesBlock(name, numbers, lines)
 
 
+class _Document:
+    """A JSON document read in chunks: the text still to decode, where decoding is, and
+    the line it is on. At least one chunk is kept ahead, so that a value is never cut at
+    the end of what was read."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.reader = io.TextIOWrapper(stream, encoding="utf-8", errors="strict")
+        self.decoder = json.JSONDecoder(parse_float=JsonNumber, parse_constant=JsonConstant)
+        self.text = ""
+        self.pos = 0
+        self.line = 1  # the line `text` starts on
+        self.eof = False
+
+    def peek(self) -> str | None:
+        """The next character that is not a separator, or None at the end of the document."""
+        while True:
+            if not self.eof and len(self.text) - self.pos < _CHUNK:
+                chunk = self.reader.read(_CHUNK)
+                self.eof = not chunk
+                self.line += self.text.count("\n", 0, self.pos)
+                self.text, self.pos = self.text[self.pos :] + chunk, 0
+            while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n,":
+                self.pos += 1
+            if self.pos < len(self.text):
+                return self.text[self.pos]
+            if self.eof:
+                return None
+
+    def value(self) -> tuple[Any, str, int]:
+        """The next JSON value, its text and its line; raises ValueError or RecursionError
+        where the text holds none (reading on first where a value may continue)."""
+        while True:
+            try:
+                record, end = self.decoder.raw_decode(self.text, self.pos)
+                break
+            except ValueError:
+                if self.eof or len(self.text) - self.pos >= 64 * _CHUNK or not self._more():
+                    raise
+        here = self.where()
+        raw, self.pos = self.text[self.pos : end], end
+        return record, raw, here
+
+    def where(self) -> int:
+        return self.line + self.text.count("\n", 0, self.pos)
+
+    def after_close(self) -> str:
+        """What follows the array's closing bracket (nothing, in a good file)."""
+        rest = self.text[self.pos + 1 :].strip()
+        return rest or ("" if self.eof else self.reader.read(_CHUNK).strip())
+
+    def _more(self) -> bool:
+        chunk = self.reader.read(_CHUNK)
+        self.text += chunk
+        self.eof = not chunk
+        return bool(chunk)
+
+
 def _document_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
     """A JSON array of hands (or objects one after another), decoded one object at a time."""
-    decoder = json.JSONDecoder(parse_float=JsonNumber, parse_constant=JsonConstant)
-    text = ""
-    pos = 0
-    line = 1
-    in_array = False
-    started = False
-    eof = False
+    document = _Document(stream)
     sources: list[str] = []
     records: list[Any] = []
     raws: list[str] = []
-    reader = io.TextIOWrapper(stream, encoding="utf-8", errors="strict")
     try:
-        while True:
-            # Keep at least one chunk ahead so an object is never cut at the buffer's end.
-            if not eof and len(text) - pos < _CHUNK:
-                chunk = reader.read(_CHUNK)
-                eof = not chunk
-                line += text.count("\n", 0, pos)
-                text, pos = text[pos:] + chunk, 0
-            while pos < len(text) and text[pos] in " \t\r\n,":
-                pos += 1
-            if pos >= len(text):
-                if eof:
-                    break
-                continue
-            if not started:
-                started = True
-                if text[pos] == "[":
-                    in_array = True
-                    pos += 1
-                    continue
-            if in_array and text[pos] == "]":
-                rest = text[pos + 1 :].strip()
-                if rest or not eof:
-                    more = rest or reader.read(_CHUNK).strip()
-                    if more:
-                        yield _unreadable(
-                            name, "has text after the closing ']' of its array", more[:200].encode()
-                        )
+        in_array = document.peek() == "["
+        document.pos += in_array
+        while (next_char := document.peek()) is not None:
+            if in_array and next_char == "]":
+                rest = document.after_close()
+                if rest:
+                    what = "has text after the closing ']' of its array"
+                    yield _unreadable(name, what, rest[:200].encode())
                 break
             try:
-                record, end = decoder.raw_decode(text, pos)
+                record, raw, line = document.value()
             except (ValueError, RecursionError) as error:
-                if not eof and isinstance(error, ValueError) and len(text) - pos < 64 * _CHUNK:
-                    chunk = reader.read(_CHUNK)
-                    if chunk:
-                        text += chunk
-                        continue
-                    eof = True
-                here = line + text.count("\n", 0, pos)
                 detail = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deep"
                 yield _unreadable(
-                    f"{name}:{here}",
+                    f"{name}:{document.where()}",
                     f"is not valid JSON ({detail}); the rest of the file cannot be read",
-                    text[pos : pos + 200].encode(),
+                    document.text[document.pos : document.pos + 200].encode(),
                 )
                 break
-            here = line + text.count("\n", 0, pos)
             if not in_array and not isinstance(record, dict):
-                yield _unreadable(
-                    f"{name}:{here}",
-                    "holds a JSON value that is neither an array of hands nor a hand object",
-                    text[pos:end].encode(),
-                )
-                pos = end
+                what = "holds a JSON value that is neither an array of hands nor a hand object"
+                yield _unreadable(f"{name}:{line}", what, raw.encode())
                 continue
-            sources.append(f"{name}:{here}")
+            sources.append(f"{name}:{line}")
             records.append(record)
-            raws.append(text[pos:end])
-            pos = end
+            raws.append(raw)
             if len(records) >= LINES_PER_BLOCK:
                 yield ObjectsBlock(sources, records, raws)
                 sources, records, raws = [], [], []

@@ -46,3 +46,12 @@ def test_a_wrong_recorded_value_exits_1(tmp_path: Path) -> None:
 def test_version_and_help() -> None:
     assert handaudit("--version").stdout.startswith("handaudit ")
     assert "evaluate" in handaudit("--help").stdout
+
+
+def test_help_shows_flags_as_flags_and_values_by_name() -> None:
+    main = handaudit("--help")
+    verify = handaudit("verify", "--help")
+    assert main.returncode == 0 and verify.returncode == 0
+    assert "<bool>" not in main.stdout + verify.stdout
+    assert "--version" in main.stdout and "--parquet" in verify.stdout
+    assert "DIR" in verify.stdout and "INPUT..." in verify.stdout

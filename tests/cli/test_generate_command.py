@@ -66,3 +66,13 @@ def test_the_bundled_sample_matches_its_generator() -> None:
     for kind, name in (("jsonl", "hands.jsonl.gz"), ("parquet", "hands.parquet")):
         truth = json.loads((sample / kind / "faults.json").read_text())
         assert len(truth) > 20 and (sample / kind / name).exists()
+
+
+def test_an_output_that_cannot_be_written_is_a_sentence_and_exit_2(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    result = handaudit("generate", "--tables", "1", "--hands", "2", "--out", f"{blocked}/x.jsonl")
+    assert result.returncode == 2
+    assert result.stderr.startswith("handaudit: ") and "Traceback" not in result.stderr
+    bad = handaudit("generate", "--out", str(tmp_path / "x.txt"), "--format", "csv")
+    assert bad.returncode == 2 and "--format must be one of jsonl, json, parquet" in bad.stderr

@@ -1,0 +1,113 @@
+"""The shape of the code, held by tests: the core imports no I/O, and functions stay short.
+
+Data flows ingest -> audit (evaluate, score, money, checks) -> store -> reports. The
+core is a pure function of columns: it imports nothing that reads or writes, so a
+test (or a Spark executor) can drive it with arrays alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+PIPELINE = ROOT / "pipeline"
+CORE = (
+    "pipeline.audit",
+    "pipeline.batch",
+    "pipeline.cards",
+    "pipeline.checks",
+    "pipeline.columns",
+    "pipeline.evaluator",
+    "pipeline.games",
+    "pipeline.money",
+    "pipeline.scoring",
+    "pipeline.showdown",
+)
+# What the core may not reach, directly or through another module of the project.
+FORBIDDEN = (
+    "pipeline.ingest",
+    "pipeline.store",
+    "pipeline.reports",
+    "pipeline.html_report",
+    "pipeline.explain",
+    "pipeline.verify",
+    "pipeline.parallel",
+    "pipeline.cli",
+    "pipeline.generate",
+    "pipeline.table_cache",
+    "duckdb",
+    "typer",
+    "rich",
+)
+LONGEST_FUNCTION = 60
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, at any depth of its code (lazy imports included)."""
+    found: set[str] = set()
+    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1]])
+                base = f"{base}.{node.module}" if node.module else base
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    return {_module(p): _imports(p) for p in PIPELINE.rglob("*.py")}
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _reached(start: str, graph: dict[str, set[str]]) -> dict[str, str]:
+    """Every module reachable from `start`, each with the module that imports it."""
+    via: dict[str, str] = {}
+    todo = [start]
+    while todo:
+        here = todo.pop()
+        for name in graph.get(here, ()):
+            if name not in via:
+                via[name] = here
+                todo.append(name)
+    return via
+
+
+@pytest.mark.parametrize("core", [m for m in sorted(_graph()) if _within(m, CORE)])
+def test_the_core_imports_no_io(core: str) -> None:
+    via = _reached(core, _graph())
+    bad = sorted(name for name in via if _within(name, FORBIDDEN))
+    assert not bad, f"{core} reaches {bad[0]} (imported by {via[bad[0]]})"
+
+
+def test_the_contract_catches_a_forbidden_import(tmp_path: Path) -> None:
+    graph = _graph()
+    graph["pipeline.money"] = graph["pipeline.money"] | {"pipeline.store"}
+    assert "pipeline.store" in _reached("pipeline.audit", graph)
+
+
+def test_every_function_is_short_enough_to_hold_in_mind() -> None:
+    long = []
+    for path in sorted(PIPELINE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > LONGEST_FUNCTION:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines})")
+    assert not long, long
