@@ -3,6 +3,8 @@ points a row and 8 for a Home Run; Taiwanese Jokers adds two wild jokers."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pipeline.evaluator import Plays
 from pipeline.games.game import Row, Variant
 
@@ -24,15 +26,4 @@ TAIWANESE = Variant(
     seats=6,
     floor_points=60,
 )
-TAIWANESE_JOKERS = Variant(
-    "taiwanese_jokers",
-    ROWS,
-    boards=2,
-    board_size=5,
-    jokers=2,
-    home_run_bonus=8,
-    min_players=2,
-    max_players=6,
-    seats=6,
-    floor_points=60,
-)
+TAIWANESE_JOKERS = replace(TAIWANESE, name="taiwanese_jokers", jokers=2)

@@ -66,6 +66,16 @@ def _raw(decoded: Decoded, i: int) -> str | None:
     return raw_text(raw)
 
 
+def _reject(
+    decoded: Decoded, i: int, hand_id: str | None, check: str, why: str, name_hand: bool = False
+) -> Quarantined:
+    """Record `i` of the block quarantined by `check`, the message naming where it was."""
+    where = f"{decoded.sources[i]} (hand {hand_id})" if name_hand else decoded.sources[i]
+    return Quarantined(
+        decoded.sources[i], hand_id, QuarantineCheck(check), f"{where}: {why}", _raw(decoded, i)
+    )
+
+
 def _schema_passes(decoded: Decoded, table: pa.Table, quarantined: list[Quarantined]) -> Flags:
     """Which records the schema accepts; the models judge those the columns flag."""
     ok = np.ones(table.num_rows, dtype=bool)
@@ -75,16 +85,8 @@ def _schema_passes(decoded: Decoded, table: pa.Table, quarantined: list[Quaranti
             Hand.model_validate(record)
         except ValidationError as error:
             ok[i] = False
-            source = decoded.sources[i]
-            quarantined.append(
-                Quarantined(
-                    source,
-                    record.get("hand_id"),
-                    QuarantineCheck.schema,
-                    f"{source}: {schema_message(error)}",
-                    _raw(decoded, int(i)),
-                )
-            )
+            why = schema_message(error)
+            quarantined.append(_reject(decoded, int(i), record.get("hand_id"), "schema", why))
     return ok
 
 
@@ -101,16 +103,8 @@ def _game_fails(
     for check, rule in RULES:
         verdict = rule(cards)
         for j in np.flatnonzero(verdict.failed & ~failed):
-            source, hand_id = decoded.sources[keep[j]], hand_ids[int(j)].as_py()
-            quarantined.append(
-                Quarantined(
-                    source,
-                    hand_id,
-                    check,
-                    f"{source} (hand {hand_id}): {verdict.why(int(j))}",
-                    _raw(decoded, int(keep[j])),
-                )
-            )
+            hand_id, why = hand_ids[int(j)].as_py(), verdict.why(int(j))
+            quarantined.append(_reject(decoded, int(keep[j]), hand_id, check, why, True))
         failed |= verdict.failed
     return failed
 
@@ -137,16 +131,8 @@ def _read_before(
             seen.add(hand_id)
             continue
         repeated[j] = True
-        source = decoded.sources[keep[j]]
-        quarantined.append(
-            Quarantined(
-                source,
-                hand_id,
-                QuarantineCheck.duplicate_hand,
-                f"{source}: hand {hand_id} was read before; only its first record is audited",
-                _raw(decoded, int(keep[j])),
-            )
-        )
+        why = f"hand {hand_id} was read before; only its first record is audited"
+        quarantined.append(_reject(decoded, int(keep[j]), hand_id, "duplicate_hand", why))
     return repeated
 
 
