@@ -29,9 +29,7 @@ def worktree(rev: str, out: Path) -> Path:
     ).stdout.strip()
     path = out / f"tree-{sha}"
     if not path.exists():
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(path), sha], check=True, cwd=ROOT
-        )
+        subprocess.run(["git", "worktree", "add", "--detach", str(path), sha], check=True, cwd=ROOT)
     return path
 
 

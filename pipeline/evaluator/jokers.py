@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from pipeline.evaluator import memo
 from pipeline.evaluator.tables import multisets
-from pipeline.evaluator.values import ranks_of
+from pipeline.evaluator.values import FIVE_CARD_VALUES, ranks_of
 
 Codes = npt.NDArray[np.int8]
 
@@ -39,7 +39,7 @@ def _free_suits() -> tuple[Codes, Codes]:
 @memo.table
 def _value_rank_mask() -> npt.NDArray[np.int32]:
     """13-bit mask of the ranks of each value (meaningful for flushes: five distinct ranks)."""
-    ranks = ranks_of(np.arange(-1, 7462))[1:].astype(np.int32)
+    ranks = ranks_of(np.arange(-1, FIVE_CARD_VALUES))[1:].astype(np.int32)
     return np.bitwise_or.reduce(np.left_shift(1, ranks), axis=1).astype(np.int32)
 
 

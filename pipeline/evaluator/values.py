@@ -1,9 +1,13 @@
-"""Hand values: the 7,462 classes of five-card poker hands, best last.
+"""Hand values: the 7,462 classes of five-card poker hands, best last, then the 455 of
+three-card tops (chinese-family.md section 2).
 
-A value is a small integer, the class's strength (0 = 7-5-4-3-2 high, 7461 = the
-royal flush): comparing values compares hands, and equal values are ties. Each
-value decodes to its category, its five ranks in order of significance, the
-canonical text of rules.md section 3 and a label for people.
+A value is a small integer. A five-card value is the class's strength (0 = 7-5-4-3-2
+high, 7461 = the royal flush): comparing values compares hands, and equal values are
+ties. Three-card values follow (7462 = 4-3-2 high, 7916 = three aces), ordered among
+themselves the same way; a three-card top is compared with a five-card row only by
+category and ranks (the foul rule), never by value. Each value decodes to its
+category, its ranks in order of significance (five, or three then -1 -1), the
+canonical text and a label for people.
 """
 
 from __future__ import annotations
@@ -97,6 +101,28 @@ def all_classes() -> tuple[ClassKey, ...]:
     return tuple(sorted(keys, key=lambda k: (int(k[0]), k[1])))
 
 
+FIVE_CARD_VALUES = 7462
+TopRanks = tuple[int, int, int]
+
+
+def classify_three(ranks: tuple[int, ...]) -> tuple[Category, TopRanks]:
+    """Category and significance-ordered ranks of a three-card top (no straights or
+    flushes in three cards)."""
+    counts = {r: ranks.count(r) for r in set(ranks)}
+    order = sorted(counts, key=lambda r: (counts[r], r), reverse=True)
+    expanded = tuple(r for r in order for _ in range(counts[r]))
+    shape = max(counts.values())
+    category = (Category.high_card, Category.pair, Category.three_of_a_kind)[shape - 1]
+    return category, expanded  # type: ignore[return-value]
+
+
+@memo.table
+def three_card_classes() -> tuple[tuple[Category, TopRanks], ...]:
+    """Every distinct three-card value, weakest first (value = FIVE_CARD_VALUES + index)."""
+    keys = {classify_three(c) for c in itertools.combinations_with_replacement(range(13), 3)}
+    return tuple(sorted(keys, key=lambda k: (int(k[0]), k[1])))
+
+
 @memo.table
 def strength_of() -> dict[ClassKey, int]:
     """Map a class key to its strength."""
@@ -165,17 +191,30 @@ def _label(cat: Category, r: RankTuple) -> str:
             return f"High Card, {kickers}"
 
 
+def _top_label(cat: Category, r: TopRanks) -> str:
+    """Human text of a three-card top, e.g. 'Pair of Eights, King kicker'."""
+    name, plural = _NAMES, _PLURALS
+    if cat is Category.three_of_a_kind:
+        return f"Three of a Kind, {plural[r[0]]}"
+    if cat is Category.pair:
+        return f"Pair of {plural[r[0]]}, {name[r[2]]} kicker"
+    return "High Card, " + "-".join(name[x] for x in r)
+
+
 @memo.table
 def _decoded() -> tuple[
     npt.NDArray[np.int8], npt.NDArray[np.int8], npt.NDArray[np.object_], npt.NDArray[np.object_]
 ]:
-    classes = all_classes()
+    five, three = all_classes(), three_card_classes()
+    classes = [*five, *((c, (*r, NO_VALUE, NO_VALUE)) for c, r in three)]
     category = np.array([int(c) for c, _ in classes] + [NO_VALUE], dtype=np.int8)
     ranks = np.array([r for _, r in classes] + [(NO_VALUE,) * 5], dtype=np.int8)
     text = np.array(
-        [f"{c.name}:" + "".join(RANKS[x] for x in r) for c, r in classes] + [None], dtype=np.object_
+        [f"{c.name}:" + "".join(RANKS[x] for x in r if x >= 0) for c, r in classes] + [None],
+        dtype=np.object_,
     )
-    label = np.array([_label(c, r) for c, r in classes] + [None], dtype=np.object_)
+    labels = [_label(c, r) for c, r in five] + [_top_label(c, r) for c, r in three]
+    label = np.array([*labels, None], dtype=np.object_)
     return category, ranks, text, label
 
 
@@ -191,7 +230,8 @@ def category_of(values: npt.ArrayLike) -> npt.NDArray[np.int8]:
 
 
 def ranks_of(values: npt.ArrayLike) -> npt.NDArray[np.int8]:
-    """The five ranks of each value in significance order, shape (..., 5)."""
+    """The ranks of each value in significance order, shape (..., 5); a three-card
+    value's last two are -1."""
     return _lookup(values, 1)  # type: ignore[return-value]
 
 
@@ -216,10 +256,10 @@ def value_label(values: npt.ArrayLike) -> npt.NDArray[np.object_]:
 def parse_value(texts: npt.ArrayLike | pa.Array) -> npt.NDArray[np.int16]:
     """Values of canonical texts; -1 for a text that is no hand value (e.g. 'pair:AAAAA').
 
-    Matched column-wise by Arrow against the 7,462 canonical texts.
+    Matched column-wise by Arrow against the canonical texts of every value.
 
-    >>> parse_value(["straight:5432A", "pair:TTA93", "flush:AAKQJ"]).tolist()
-    [5853, 3224, -1]
+    >>> parse_value(["straight:5432A", "pair:TTA93", "flush:AAKQJ", "pair:88K"]).tolist()
+    [5853, 3224, -1, 7830]
     """
     column = (
         texts
@@ -238,7 +278,7 @@ def _arrow_columns() -> tuple[pa.Array, pa.Array, pa.Array]:
     """Canonical text, label and category name of every value, as Arrow string columns."""
     _, _, text, label = _decoded()
     names = [c.name for c in Category]
-    categories = [names[c] for c, _ in all_classes()]
+    categories = [names[c] for c, _ in (*all_classes(), *three_card_classes())]
     return (
         pa.array(text[:-1].tolist(), pa.string()),
         pa.array(label[:-1].tolist(), pa.string()),

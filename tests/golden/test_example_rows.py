@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -10,11 +11,13 @@ import pytest
 
 from pipeline.cards import format_cards, try_parse
 from pipeline.evaluator import value_text
+from pipeline.evaluator.alone import five_card_values, three_card_values
 from pipeline.games import TAIWANESE_JOKERS
 from pipeline.showdown import showdown
 from tests.conftest import EXAMPLES, load_examples
 
 VARIANT = TAIWANESE_JOKERS
+ROWS = ("top", "middle", "bottom")
 
 
 def faulty_hand_ids() -> set[str]:
@@ -72,3 +75,41 @@ def test_untouched_hands_of_the_faults_set() -> None:
     rows = evaluate_examples(hands)
     assert len(rows) > 5000
     assert [r for r in rows if r[4] != r[5]] == []
+
+
+def test_every_row_value_of_the_family_examples() -> None:
+    """Tops of three cards and five-card rows on their own, for all three games."""
+    hands = load_examples("family/clean")
+    players = [p for h in hands for p in h["players"]]
+    top = three_card_values(np.stack([try_parse(p["top"]) for p in players]))
+    middle = five_card_values(np.stack([try_parse(p["middle"]) for p in players]))
+    bottom = five_card_values(np.stack([try_parse(p["bottom"]) for p in players]))
+    ours = np.stack([value_text(v) for v in (top, middle, bottom)], axis=1)
+    recorded = [[{r["row"]: r["value"] for r in p["rows"]}[n] for n in ROWS] for p in players]
+    assert len(players) > 1000
+    assert ours.tolist() == recorded
+
+
+def test_three_card_tops_order_as_the_rules_say() -> None:
+    """Every three-card top, against a plain reading of chinese-family.md section 2."""
+    ranks = "23456789TJQKA"
+    cards = np.array(list(itertools.combinations(range(52), 3)), dtype=np.int8)
+    values = three_card_values(cards)
+
+    def plain(codes: np.ndarray) -> tuple[int, list[int]]:
+        r = sorted((int(c) // 4 for c in codes), reverse=True)
+        counts = {x: r.count(x) for x in r}
+        order = sorted(r, key=lambda x: (counts[x], x), reverse=True)
+        return max(counts.values()), order
+
+    keys = [plain(c) for c in cards]
+    order = sorted(range(len(cards)), key=lambda i: keys[i])
+    ordered = values[order]
+    assert (np.diff(ordered) >= 0).all()
+    same = [keys[order[i]] == keys[order[i + 1]] for i in range(len(order) - 1)]
+    assert ((np.diff(ordered) == 0) == np.array(same)).all()
+    weakest, strongest = keys[order[0]][1], keys[order[-1]][1]
+    assert value_text(ordered[[0, -1]]).tolist() == [
+        "high_card:" + "".join(ranks[x] for x in weakest),
+        "three_of_a_kind:" + "".join(ranks[x] for x in strongest),
+    ]
