@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.evaluator import evaluate, read_boards
+from pipeline.evaluator.alone import five_card_values, three_card_values
 from pipeline.games import Variant
 
 
@@ -30,6 +31,8 @@ def showdown(
     `boards` is (hands, variant.boards, board_size); player i sits at hand
     `hand_of_player[i]`. Each board is read once, whatever the number of players.
     """
+    if variant.boards == 0:
+        return _alone(variant, settings)
     n_hands = boards.shape[0]
     features = read_boards(boards.reshape(n_hands * variant.boards, variant.board_size))
     n_players = len(hand_of_player)
@@ -43,3 +46,13 @@ def showdown(
             value[:, b, r] = result.value
             joker_as[:, b, r] = result.joker_as
     return Showdown(value, joker_as)
+
+
+def _alone(variant: Variant, settings: dict[str, npt.NDArray[np.int8]]) -> Showdown:
+    """Rows valued on their own (no boards): shape (players, 1, rows), no jokers."""
+    n_players = len(settings[variant.rows[0].name])
+    value = np.empty((n_players, 1, len(variant.rows)), dtype=np.int16)
+    for r, row in enumerate(variant.rows):
+        cards = settings[row.name]
+        value[:, 0, r] = three_card_values(cards) if row.size == 3 else five_card_values(cards)
+    return Showdown(value, np.full((*value.shape, 2), -1, dtype=np.int8))

@@ -32,6 +32,7 @@ class Plays(Enum):
 
     ANY = "any"  # best five of row + board (Hold'em)
     EXACTLY_TWO = "exactly_two"  # two of the row with three of the board (Omaha)
+    ALONE = "alone"  # all of the row's cards on their own, no board (the Chinese family)
 
 
 @dataclass(frozen=True)

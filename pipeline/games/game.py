@@ -37,7 +37,8 @@ class Variant:
     min_players: int
     max_players: int
     seats: int  # seats are numbered 1 to this
-    floor_points: int  # a player below this many points is not dealt in again
+    floor_points: int  # a player below this many points is not dealt in again (0: no floor)
+    family: str = "taiwanese"  # whose scoring it plays: "taiwanese" or "chinese"
 
     @property
     def cards_per_player(self) -> int:
