@@ -14,12 +14,22 @@ import pyarrow as pa
 
 from pipeline.batch import HandBatch
 from pipeline.cards import card_texts, format_cards
+from pipeline.checks.family import check_chinese
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
 from pipeline.columns import decimals
-from pipeline.games import HOME_RUN_NAMES, TAIWANESE_JOKERS, Variant
+from pipeline.games import HOME_RUN_NAMES
+from pipeline.games.chinese import DECLARATIONS, NATURALS
 from pipeline.money import Settlement, settle
-from pipeline.scoring import Pairs, player_points, score_pairs, sum_by
+from pipeline.scoring import (
+    ChineseScore,
+    Ints,
+    Pairs,
+    player_points,
+    score_chinese,
+    score_pairs,
+    sum_by,
+)
 from pipeline.showdown import Showdown, showdown
 from pipeline.stages import NO_STAGES, Stages
 
@@ -28,41 +38,75 @@ from pipeline.stages import NO_STAGES, Stages
 class BatchAudit:
     hands: pa.Table
     players: pa.Table
-    row_values: pa.Table
+    row_values: pa.Table  # in the table of its layout: ROW_TABLES
     settlements: pa.Table
     sitting_out: pa.Table
     divergences: pa.Table
+    layout: str  # the family whose rows these are
+
+    def tables(self) -> dict[str, pa.Table]:
+        """Each result table by the name it is stored under."""
+        return {
+            "hands": self.hands,
+            "players": self.players,
+            ROW_TABLES[self.layout]: self.row_values,
+            "settlements": self.settlements,
+            "sitting_out": self.sitting_out,
+            "divergences": self.divergences,
+        }
 
 
-AUDIT_TABLES = ("hands", "players", "row_values", "settlements", "sitting_out", "divergences")
+# Where each layout's row values are stored, one row per player.
+ROW_TABLES = {"taiwanese": "row_values", "chinese": "family_row_values"}
+AUDIT_TABLES = (
+    "hands",
+    "players",
+    *ROW_TABLES.values(),
+    "settlements",
+    "sitting_out",
+    "divergences",
+)
 
 
-def audit_batch(
-    batch: HandBatch, variant: Variant = TAIWANESE_JOKERS, stages: Stages = NO_STAGES
-) -> BatchAudit:
+@dataclass(frozen=True)
+class Scored:
+    """A batch scored and settled: its pairs, each player's points, the money, and what
+    the Chinese family adds (None for Taiwanese hands)."""
+
+    pairs: Pairs
+    points: Ints
+    money: Settlement
+    chinese: ChineseScore | None
+
+
+def audit_batch(batch: HandBatch, stages: Stages = NO_STAGES) -> BatchAudit:
     """Re-evaluate, re-score and re-settle every hand of `batch` and compare with the record.
 
-    Plain Taiwanese and Taiwanese Jokers share their rows; a plain hand simply
-    holds no joker (ingest quarantines one that does).
+    The hands of a batch share a layout (`batch.game`): plain Taiwanese and Taiwanese
+    Jokers share their rows (a plain hand simply holds no joker), closed Chinese has its own.
     """
     players = batch.players
     with stages.stage("evaluation"):
-        shown = showdown(variant, batch.boards, players.setting, players.hand)
+        shown = showdown(batch.game, batch.boards, players.setting, players.hand)
     with stages.stage("scoring and money"):
-        pairs = score_pairs(variant, shown.value, players.hand, players.seat)
-        points = player_points(pairs, len(players))
-        money = _settle(batch, pairs)
+        scored = _score(batch, shown)
     findings = Findings()
     with stages.stage("checks"):
-        check_outcomes(variant, batch, shown, pairs, points, money, findings)
+        check_outcomes(batch, shown, scored.pairs, scored.points, scored.money, findings)
+        if scored.chinese is not None:
+            check_chinese(batch, scored.chinese, findings)
     with stages.stage("result tables"):
-        return _tables(variant, batch, shown, pairs, points, money, findings)
+        return _tables(batch, shown, scored, findings)
 
 
-def _settle(batch: HandBatch, pairs: Pairs) -> Settlement:
-    players = batch.players
-    hands = batch.hands
-    return settle(
+def _score(batch: HandBatch, shown: Showdown) -> Scored:
+    players, hands = batch.players, batch.hands
+    chinese = None
+    if batch.game.family == "chinese":
+        pairs, chinese = score_chinese(batch, shown.value)
+    else:
+        pairs = score_pairs(batch.game, shown.value, players.hand, players.seat)
+    money = settle(
         pairs,
         players.hand,
         players.seat,
@@ -70,24 +114,19 @@ def _settle(batch: HandBatch, pairs: Pairs) -> Settlement:
         hands.point_value,
         hands.rake_rate,
         hands.rake_cap,
+        table_stakes=chinese is not None,
     )
+    return Scored(pairs, player_points(pairs, len(players)), money, chinese)
 
 
-def _tables(
-    variant: Variant,
-    batch: HandBatch,
-    shown: Showdown,
-    pairs: Pairs,
-    points: np.ndarray,
-    money: Settlement,
-    findings: Findings,
-) -> BatchAudit:
+def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Findings) -> BatchAudit:
     hand_id = batch.hands.hand_id
     sitting = batch.sitting_out
+    pairs = scored.pairs
     return BatchAudit(
-        hands=_hands_table(batch, money, findings),
-        players=_players_table(batch, points, money),
-        row_values=_rows_table(variant, batch, shown.value, shown.joker_as),
+        hands=_hands_table(batch, scored.money, findings),
+        players=_players_table(batch, scored),
+        row_values=_rows_table(batch, shown, scored.chinese),
         settlements=pa.table(
             {
                 "hand_id": _spread(hand_id, pairs.hand),
@@ -97,7 +136,7 @@ def _tables(
                 "home_run": pa.array(
                     np.array(HOME_RUN_NAMES, dtype=object)[pairs.home_run], pa.string()
                 ),
-                "amount": decimals(money.amount),
+                "amount": decimals(scored.money.amount),
             }
         ),
         sitting_out=pa.table(
@@ -110,6 +149,7 @@ def _tables(
             }
         ),
         divergences=findings.table(hand_id, batch.hands.table_id),
+        layout=batch.game.family,
     )
 
 
@@ -144,28 +184,35 @@ def _hands_table(batch: HandBatch, money: Settlement, findings: Findings) -> pa.
     )
 
 
-def _players_table(batch: HandBatch, points: np.ndarray, money: Settlement) -> pa.Table:
-    players = batch.players
-    return pa.table(
-        {
-            "hand_id": _spread(batch.hands.hand_id, players.hand),
-            "seat": players.seat,
-            "player_id": players.player_id,
-            "stack_start": decimals(players.stack_start),
-            "add_on": decimals(players.add_on),
-            "timed_out": players.timed_out,
-            "points": points,
-            "won": decimals(money.won),
-            "rake": decimals(money.rake),
-            "net": decimals(money.net),
-            "stack_end": decimals(money.stack_end),
-            "recorded_points": players.points,
-            "recorded_won": decimals(players.won),
-            "recorded_rake": decimals(players.rake),
-            "recorded_net": decimals(players.net),
-            "recorded_stack_end": decimals(players.stack_end),
+def _players_table(batch: HandBatch, scored: Scored) -> pa.Table:
+    players, money = batch.players, scored.money
+    columns = {
+        "hand_id": _spread(batch.hands.hand_id, players.hand),
+        "seat": players.seat,
+        "player_id": players.player_id,
+        "stack_start": decimals(players.stack_start),
+        "add_on": decimals(players.add_on),
+        "timed_out": players.timed_out,
+        "points": scored.points,
+        "won": decimals(money.won),
+        "rake": decimals(money.rake),
+        "net": decimals(money.net),
+        "stack_end": decimals(money.stack_end),
+        "recorded_points": players.points,
+        "recorded_won": decimals(players.won),
+        "recorded_rake": decimals(players.rake),
+        "recorded_net": decimals(players.net),
+        "recorded_stack_end": decimals(players.stack_end),
+    }
+    if scored.chinese is not None:
+        natural = np.array([None, *NATURALS], dtype=object)[players.natural]
+        columns |= {
+            "fouled": scored.chinese.fouled,
+            "recorded_fouled": pa.array(players.fouled, mask=~players.has_fouled),
+            "declare": pa.array(np.array(DECLARATIONS, dtype=object)[players.declared]),
+            "natural": pa.array(natural, pa.string()),
         }
-    )
+    return pa.table(columns)
 
 
 def _spread(values: pa.Array, index: np.ndarray) -> pa.Array:
@@ -181,39 +228,38 @@ def _substitute_lists(joker_as: np.ndarray) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), values, mask=pa.array(held == 0))
 
 
-def _rows_table(
-    variant: Variant, batch: HandBatch, value: np.ndarray, joker_as: np.ndarray
-) -> pa.Table:
+def _rows_table(batch: HandBatch, shown: Showdown, chinese: ChineseScore | None) -> pa.Table:
     """One row per player: the codes of the setting's cards (rows in order), and the value
     of each (board, row) in board-major order, with the joker substitutes (null for a
-    player without a joker).
+    player without a joker) or, in the Chinese family, each row's royalty.
 
     Six times fewer rows to store than one per (board, row), and small integers rather
     than texts; the `rows` view of the store spreads them out and spells them again.
     """
     players = batch.players
-    setting = players.setting
-    cards = np.concatenate([setting[row.name] for row in variant.rows], axis=1)
-    n_players = value.shape[0]
-    per_player = value.reshape(n_players, -1)
-    substitutes = joker_as.reshape(n_players, per_player.shape[1], -1)
+    cards = np.concatenate([players.setting[row.name] for row in batch.game.rows], axis=1)
+    n_players = len(players)
+    per_player = shown.value.reshape(n_players, -1)
+    table = {
+        "hand_id": _spread(batch.hands.hand_id, players.hand),
+        "seat": players.seat,
+        "cards": pa.FixedSizeListArray.from_arrays(
+            pa.array(cards.reshape(-1).astype(np.uint8), pa.uint8()), cards.shape[1]
+        ),
+        "value_ids": pa.FixedSizeListArray.from_arrays(
+            pa.array(per_player.reshape(-1), pa.int16()), per_player.shape[1]
+        ),
+    }
+    if chinese is not None:
+        royalty = pa.array(chinese.royalty.reshape(-1).astype(np.int8), pa.int8())
+        return pa.table(table | {"royalties": pa.FixedSizeListArray.from_arrays(royalty, 3)})
+    substitutes = shown.joker_as.reshape(n_players, per_player.shape[1], -1)
     holds_joker = (substitutes >= 0).any(axis=(1, 2))
     held = substitutes[holds_joker]
     offsets = np.r_[0, np.cumsum(np.where(holds_joker, per_player.shape[1], 0))].astype(np.int32)
-    return pa.table(
-        {
-            "hand_id": _spread(batch.hands.hand_id, players.hand),
-            "seat": players.seat,
-            "cards": pa.FixedSizeListArray.from_arrays(
-                pa.array(cards.reshape(-1).astype(np.uint8), pa.uint8()), cards.shape[1]
-            ),
-            "value_ids": pa.FixedSizeListArray.from_arrays(
-                pa.array(per_player.reshape(-1), pa.int16()), per_player.shape[1]
-            ),
-            "joker_as": pa.ListArray.from_arrays(
-                pa.array(offsets),
-                _substitute_lists(held.reshape(-1, held.shape[-1])),
-                mask=pa.array(~holds_joker),
-            ),
-        }
+    joker_as = pa.ListArray.from_arrays(
+        pa.array(offsets),
+        _substitute_lists(held.reshape(-1, held.shape[-1])),
+        mask=pa.array(~holds_joker),
     )
+    return pa.table(table | {"joker_as": joker_as})

@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from pipeline.games import Variant
+
 Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
 Flags = npt.NDArray[np.bool_]
@@ -33,6 +35,8 @@ class Hands:
     has_rake_total: Flags
     has_settlements: Flags
     source: pa.Array
+    two_four: Flags  # chinese: scored 2-4 (else 1-6)
+    surrender_points: Ints  # chinese
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -47,6 +51,10 @@ class Players:
     add_on: Ints
     timed_out: Flags
     setting: dict[str, Codes]  # per row name, (players, the row's size)
+    declared: Ints  # chinese: a code of pipeline.games.chinese.DECLARATIONS (0: play)
+    natural: Ints  # chinese: 1 + the index of the natural declared in NATURALS, 0 for none
+    fouled: Flags  # the family's recorded foul; see has_fouled
+    has_fouled: Flags
     points: Ints  # recorded
     won: Ints
     rake: Ints
@@ -66,6 +74,8 @@ class RecordedRows:
     row: Ints  # index into ROW_NAMES
     value: pa.Array  # text as recorded
     joker_as: pa.Array  # list<string> as recorded (null when absent)
+    royalty: Ints  # the family's recorded royalty; see has_royalty
+    has_royalty: Flags
 
 
 @dataclass(frozen=True)
@@ -90,6 +100,7 @@ class SittingOut:
 @dataclass(frozen=True)
 class HandBatch:
     hands: Hands
+    game: Variant  # the rows and boards every hand of the batch shares
     boards: Codes  # (hands, boards, board size)
     players: Players
     rows: RecordedRows

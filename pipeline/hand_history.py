@@ -27,7 +27,8 @@ from pydantic import (
 )
 
 from pipeline.columns import Leaf, map_leaves
-from pipeline.games import HOME_RUN_NAMES, ROW_NAMES, SEATS, TAIWANESE, VARIANTS
+from pipeline.games import HOME_RUN_NAMES, ROW_NAMES, SEATS, VARIANTS
+from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
 
 MONEY_DIGITS = 18
 MONEY_SCALE = 2
@@ -41,13 +42,17 @@ RATE_TEXT = re.compile(r"\d+(\.\d{1,9})?")
 TIMESTAMP_TEXT = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})"
 )
-# Every game with boards deals these (the Taiwanese pair).
-BOARDS, BOARD_SIZE = TAIWANESE.boards, TAIWANESE.board_size
+# Boards a game may deal (the Taiwanese pair deal two of five cards; the family none).
+BOARDS = max(g.boards for g in VARIANTS.values())
+BOARD_SIZE = max(g.board_size for g in VARIANTS.values())
 # The names a record may use, read from the games, so that a new game is named once.
 VariantName = Literal[tuple(VARIANTS)]  # type: ignore[valid-type]
 RowName = Literal[ROW_NAMES]  # type: ignore[valid-type]
 BoardNumber = Literal[tuple(range(1, BOARDS + 1))]  # type: ignore[valid-type]
 HomeRunName = Literal[HOME_RUN_NAMES[1:]]  # type: ignore[valid-type]
+ScoringName = Literal[SCORING]  # type: ignore[valid-type]
+Declaration = Literal[DECLARATIONS]  # type: ignore[valid-type]
+NaturalName = Literal[NATURALS]  # type: ignore[valid-type]
 
 
 class JsonNumber(str):
@@ -157,10 +162,11 @@ class Record(BaseModel):
 
 
 class RowResult(Record):
-    board: BoardNumber  # type: ignore[valid-type]
+    board: BoardNumber | None = None  # type: ignore[valid-type]  # none: a game without boards
     row: RowName
     value: str
     joker_as: list[Card] | None = None
+    royalty: int | None = None  # the Chinese family's
 
 
 class PairSettlement(Record):
@@ -188,6 +194,9 @@ class Player(Record):
     middle: list[Card]
     bottom: list[Card]
     timed_out: bool | None = None  # none: false
+    declare: Declaration | None = None  # chinese; none: play
+    natural: NaturalName | None = None  # with declare "natural"
+    fouled: bool | None = None  # the family's recorded foul
     rows: list[RowResult] | None = None
     points: int
     won: Money
@@ -206,7 +215,9 @@ class Hand(Record):
     point_value: Annotated[Money, Field(gt=0)]
     rake_rate: Annotated[Rate, Field(ge=0, le=1)]
     rake_cap: Annotated[Money, Field(ge=0)]
-    boards: Annotated[list[Board], _exactly(BOARDS, "boards")]
+    boards: list[Board] | None = None  # as many as the game deals (checked with the game)
+    scoring: ScoringName | None = None  # chinese; none: 1-6
+    surrender_points: Annotated[int, Field(ge=0)] | None = None  # chinese; none: 3
     players: list[Player]
     settlements: list[PairSettlement] | None = None
     rake_total: Money | None = None
@@ -217,7 +228,7 @@ def json_schema() -> dict[str, Any]:
     """The JSON Schema of one hand record, as written to schemas/hand-history.schema.json."""
     schema = Hand.model_json_schema(mode="validation")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "Taiwanese Poker hand record"
+    schema["title"] = "Hand record: Taiwanese Poker and the Chinese Poker family"
     schema["description"] = (
         "One hand of a hand history (JSON, JSON Lines or Parquet). Money is a decimal string "
         "or an integer with at most two decimals; cards are checked by the audit itself."

@@ -55,20 +55,65 @@ def settle(
     point_value: Ints,
     rake_rate: Ints,
     rake_cap: Ints,
+    table_stakes: bool = False,
 ) -> Settlement:
     """Settle every pair and player of a batch.
 
     `point_value`, `rake_rate` (billionths) and `rake_cap` are per hand; the player
-    arrays are per player, `player_hand` giving each player's hand.
+    arrays are per player, `player_hand` giving each player's hand. With
+    `table_stakes` (the Chinese family), no player pays more than their stack_start.
     """
     n_players = len(player_hand)
     gross = np.abs(pairs.points) * point_value[pairs.hand]
     limit = np.minimum(stack_start[pairs.a], stack_start[pairs.b])
     amount = np.sign(pairs.points) * np.minimum(gross, limit)
+    if table_stakes:
+        amount = _within_stakes(amount, pairs, seat, stack_start)
     won = sum_by(pairs.a, amount, n_players) - sum_by(pairs.b, amount, n_players)
     rake = rake_of(won, player_hand, seat, rake_rate, rake_cap)
     net = won - rake
     return Settlement(amount, won, rake, net, stack_start + net)
+
+
+def _within_stakes(amount: Ints, pairs: Pairs, seat: Ints, stack_start: Ints) -> Ints:
+    """chinese-family.md 7.2: a player whose losing pairs pay more than their stack_start
+    pays it all, shared over those pairs in proportion (largest remainder, ties: the
+    lower opponent seat)."""
+    payer = np.where(amount > 0, pairs.b, pairs.a)
+    receiver = np.where(amount > 0, pairs.a, pairs.b)
+    paid = np.abs(amount)
+    owed = sum_by(payer, paid, len(stack_start))
+    over = np.flatnonzero((paid > 0) & (owed[payer] > stack_start[payer]))
+    if over.size == 0:
+        return amount
+    cut = largest_remainder(
+        stack_start[payer[over]], paid[over], owed[payer[over]], payer[over], seat[receiver[over]]
+    )
+    out = amount.copy()
+    out[over] = np.sign(amount[over]) * cut
+    return out
+
+
+def largest_remainder(total: Ints, weight: Ints, weight_sum: Ints, group: Ints, tie: Ints) -> Ints:
+    """`total` (the same for every member of a group) shared in proportion to `weight`:
+    each member gets floor(total x weight / weight_sum), and the units still missing go
+    one each to the largest discarded fractions, ties to the lower `tie`.
+
+    >>> largest_remainder(np.array([10, 10, 10]), np.array([1, 1, 1]), np.array([3, 3, 3]),
+    ...                   np.array([0, 0, 0]), np.array([3, 1, 2])).tolist()
+    [3, 4, 3]
+    """
+    share, fraction = mul_div_floor(total, weight, weight_sum)
+    groups, first = np.unique(group, return_index=True)
+    missing = total[first] - (sum_by(np.searchsorted(groups, group), share, len(groups)))
+    # Rank each group's members by discarded fraction (largest first), then tie. Fractions
+    # compare within a group only, where they share the denominator weight_sum.
+    order = np.lexsort((tie, -fraction, group))
+    ranked = group[order]
+    rank = np.arange(len(order)) - np.searchsorted(ranked, ranked, side="left")
+    extra = np.zeros(len(order), dtype=np.int64)
+    extra[order] = (rank < missing[np.searchsorted(groups, ranked)]).astype(np.int64)
+    return share + extra
 
 
 def rake_of(won: Ints, player_hand: Ints, seat: Ints, rake_rate: Ints, rake_cap: Ints) -> Ints:
@@ -85,25 +130,14 @@ def rake_of(won: Ints, player_hand: Ints, seat: Ints, rake_rate: Ints, rake_cap:
         won[winner], rake_rate[player_hand[winner]], np.full(int(winner.sum()), RATE_ONE)
     )[0]
     total_uncapped = sum_by(player_hand, uncapped, n_hands)
-    capped_hand = total_uncapped > rake_cap
-    capped = winner & capped_hand[player_hand]
+    capped = winner & (total_uncapped > rake_cap)[player_hand]
     rake = np.where(capped, 0, uncapped)
-    if not capped.any():
-        return rake
-
-    hand = player_hand[capped]
-    total_won = sum_by(player_hand, np.where(winner, won, 0), n_hands)
-    share, fraction = mul_div_floor(rake_cap[hand], won[capped], total_won[hand])
-    missing = rake_cap - sum_by(hand, share, n_hands)
-    # Rank the capped winners of each hand by discarded fraction (largest first), then seat.
-    # Fractions compare across one hand only, where they share the denominator total_won.
-    order = np.lexsort((seat[capped], -fraction, hand))
-    ranked_hand = hand[order]
-    first_of_hand = np.searchsorted(ranked_hand, ranked_hand, side="left")
-    rank = np.arange(len(order)) - first_of_hand
-    extra = np.zeros(len(order), dtype=np.int64)
-    extra[order] = (rank < missing[ranked_hand]).astype(np.int64)
-    rake[np.flatnonzero(capped)] = share + extra
+    if capped.any():
+        hand = player_hand[capped]
+        total_won = sum_by(player_hand, np.where(winner, won, 0), n_hands)
+        rake[capped] = largest_remainder(
+            rake_cap[hand], won[capped], total_won[hand], hand, seat[capped]
+        )
     return rake
 
 

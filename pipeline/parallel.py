@@ -27,13 +27,13 @@ from pipeline.stages import Stages
 
 @dataclass(frozen=True)
 class AuditedBlock:
-    batch: HandBatch  # the verified records
-    audit: BatchAudit | None  # None when not asked for, or when no record was verified
+    batches: list[HandBatch]  # the verified records, a batch per layout of their games
+    audits: list[BatchAudit]  # one per batch; none when not asked for
     rejects: list[Quarantined]
 
     @property
     def verified(self) -> int:
-        return len(self.batch)
+        return sum(len(batch) for batch in self.batches)
 
 
 def audit_block(
@@ -46,9 +46,9 @@ def audit_block(
     use threads of their own.
     """
     with stages.stage("ingest and validation"):
-        batch, rejects = validate(decode(block, threads=alone), seen)
-    audited = audit_batch(batch, stages=stages) if audit and len(batch) else None
-    return AuditedBlock(batch, audited, rejects)
+        batches, rejects = validate(decode(block, threads=alone), seen)
+    audits = [audit_batch(batch, stages=stages) for batch in batches] if audit else []
+    return AuditedBlock(batches, audits, rejects)
 
 
 def audit_blocks(

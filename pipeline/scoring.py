@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.games import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, Variant
+from pipeline.batch import HandBatch
+from pipeline.games import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, Variant, chinese
 
 Ints = npt.NDArray[np.int64]
 
@@ -81,3 +82,43 @@ def sum_by(index: Ints, values: Ints, n: int) -> Ints:
     out = np.zeros(n, dtype=np.int64)
     np.add.at(out, index, values)
     return out
+
+
+@dataclass(frozen=True)
+class ChineseScore:
+    """What closed Chinese Poker adds per player: the foul, each row's royalty as recorded
+    (0 in a fouled setting), and whether a declared natural is made by the cards."""
+
+    fouled: npt.NDArray[np.bool_]
+    royalty: Ints  # (players, rows)
+    natural_made: npt.NDArray[np.bool_]  # true where no natural is declared
+
+
+def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pairs, ChineseScore]:
+    """Pair points and scoops of closed Chinese hands, from row values (players, 1, rows)."""
+    players, hands = batch.players, batch.hands
+    rows = values[:, 0, :]
+    foul = chinese.fouled(rows)
+    royalty = chinese.royalties(rows, batch.game.rows)
+    cards = np.concatenate([players.setting[row.name] for row in batch.game.rows], axis=1)
+    made = chinese.naturals_made(cards)[np.arange(len(cards)), players.natural]
+    declared_natural = players.declared == chinese.NATURAL
+    # A natural the cards do not make is settled as played (and flagged by the checks).
+    settled = np.where(declared_natural & ~made, chinese.PLAY, players.declared)
+    natural = np.where(settled == chinese.NATURAL, chinese.NATURAL_POINTS[players.natural], 0)
+    a, b = pairs_of(players.hand, players.seat)
+    hand = players.hand[a]
+    scored = chinese.pair_points(
+        a,
+        b,
+        rows,
+        foul,
+        royalty,
+        settled,
+        natural,
+        hands.two_four[hand],
+        hands.surrender_points[hand],
+    )
+    recorded_royalty = np.where(foul[:, None], 0, royalty)
+    pairs = Pairs(hand, a, b, scored.points, scored.home_run)
+    return pairs, ChineseScore(foul, recorded_royalty, made | ~declared_natural)

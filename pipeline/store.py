@@ -18,14 +18,13 @@ import pyarrow as pa
 from pipeline.cards import CANONICAL
 from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
-from pipeline.games import TAIWANESE, VARIANTS
+from pipeline.games import LAYOUTS, Variant
 from pipeline.ingest.quarantine import Quarantined
 from pipeline.stages import NO_STAGES, Stages
 
 DB_NAME = "audit.duckdb"
-# The setting and row values stored per player, laid out as the games lay them out.
-LAYOUT = TAIWANESE
-assert all(g.rows == LAYOUT.rows and g.boards == LAYOUT.boards for g in VARIANTS.values())
+# Boards a hand may show (the Taiwanese layout's).
+LAYOUT = LAYOUTS["taiwanese"]
 MONEY = "DECIMAL(18,2)"
 # Rows of one table kept in memory before they go into DuckDB in one statement: four of
 # DuckDB's row groups (122,880 rows each). Whole row groups are written compressed
@@ -36,6 +35,14 @@ MONEY = "DECIMAL(18,2)"
 FLUSH_ROWS = 4 * 122_880
 # Threads inserting buffered tables while the audit goes on.
 INSERT_THREADS = 2
+
+
+def _row_values(layout: Variant, extra: str) -> str:
+    """The columns of a layout's row values: a player's cards and values, and `extra`."""
+    return f"""
+        hand_id VARCHAR, seat BIGINT, cards UTINYINT[{layout.cards_per_player}],
+        value_ids SMALLINT[{layout.values_per_player}], {extra}"""
+
 
 TABLES: dict[str, str] = {
     "hands": f"""
@@ -48,14 +55,14 @@ TABLES: dict[str, str] = {
         hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack_start {MONEY}, add_on {MONEY},
         timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},
         stack_end {MONEY}, recorded_points BIGINT, recorded_won {MONEY},
-        recorded_rake {MONEY}, recorded_net {MONEY}, recorded_stack_end {MONEY}""",
+        recorded_rake {MONEY}, recorded_net {MONEY}, recorded_stack_end {MONEY},
+        fouled BOOLEAN, recorded_fouled BOOLEAN, declare VARCHAR, "natural" VARCHAR""",
     # `rows` is a view: each player's setting and row values are stored once per player,
-    # as small integers (cards: top, middle, bottom as card codes; values board-major:
-    # board 1 top, middle, bottom, then board 2), and their text, category and label
-    # come from the 7,462 `hand_values` once each.
-    "row_values": f"""
-        hand_id VARCHAR, seat BIGINT, cards UTINYINT[{LAYOUT.cards_per_player}],
-        value_ids SMALLINT[{LAYOUT.values_per_player}], joker_as VARCHAR[][]""",
+    # in the table of the layout of their game, as small integers (cards: top, middle,
+    # bottom as card codes; values board-major: board 1 top, middle, bottom, then board
+    # 2), and their text, category and label come from `hand_values` once each.
+    "row_values": _row_values(LAYOUTS["taiwanese"], "joker_as VARCHAR[][]"),
+    "family_row_values": _row_values(LAYOUTS["chinese"], "royalties TINYINT[3]"),
     "hand_values": """
         value_id SMALLINT, value VARCHAR, category VARCHAR, label VARCHAR""",
     "settlements": f"""
@@ -80,29 +87,43 @@ TABLES: dict[str, str] = {
 _CARD_TEXT = "[" + ", ".join(f"'{c}'" for c in CANONICAL) + "]"
 
 
-def _row_places() -> str:
-    """Per stored value: its index in `value_ids`, its board and row, and the first and
-    last of the row's cards in `cards` (1-based), as SQL VALUES."""
+def _row_places(layout: Variant) -> str:
+    """Per stored value: its index in `value_ids`, its board (NULL without boards) and
+    row, and the first and last of the row's cards in `cards` (1-based), as SQL VALUES."""
     places = []
-    for b in range(LAYOUT.boards):
+    for b in range(max(layout.boards, 1)):
         first = 1
-        for r, row in enumerate(LAYOUT.rows):
-            i = b * len(LAYOUT.rows) + r + 1
-            places.append(f"({i}, {b + 1}, '{row.name}', {first}, {first + row.size - 1})")
+        board = b + 1 if layout.boards else "NULL::BIGINT"
+        for r, row in enumerate(layout.rows):
+            i = b * len(layout.rows) + r + 1
+            places.append(f"({i}, {board}, '{row.name}', {first}, {first + row.size - 1})")
             first += row.size
     return ", ".join(places)
 
 
-ROWS_VIEW = f"""
-CREATE VIEW rows AS
+def _spread_rows(table: str, layout: Variant, extra: str) -> str:
+    return f"""
 SELECT r.hand_id, r.seat, k.board, k."row",
        array_to_string(list_transform(list_slice(r.cards::UTINYINT[], k.first, k.last),
                                       lambda c: {_CARD_TEXT}[c + 1]), ' ') AS cards,
-       v.value, v.category, v.label, r.joker_as[k.i] AS joker_as
-FROM row_values r
-CROSS JOIN (VALUES {_row_places()}) AS k(i, board, "row", first, last)
-JOIN hand_values v ON v.value_id = r.value_ids[k.i]
-"""
+       v.value, v.category, v.label, {extra}
+FROM {table} r
+CROSS JOIN (VALUES {_row_places(layout)}) AS k(i, board, "row", first, last)
+JOIN hand_values v ON v.value_id = r.value_ids[k.i]"""
+
+
+ROWS_VIEW = (
+    "CREATE VIEW rows AS"
+    + _spread_rows(
+        "row_values", LAYOUTS["taiwanese"], "r.joker_as[k.i] AS joker_as, NULL::INTEGER AS royalty"
+    )
+    + "\nUNION ALL"
+    + _spread_rows(
+        "family_row_values",
+        LAYOUTS["chinese"],
+        "NULL::VARCHAR[] AS joker_as, r.royalties[k.i]::INTEGER",
+    )
+)
 # What a user sees: the tables of audit-output.md (rows being the view) and the seats sat out.
 PUBLISHED = (
     "hands",

@@ -13,7 +13,6 @@ from decimal import Decimal
 from pathlib import Path
 
 from pipeline import __version__
-from pipeline.audit import AUDIT_TABLES
 from pipeline.checks.table import check_table_rules
 from pipeline.ingest import Accounting, blocks
 from pipeline.ingest.sources import input_files
@@ -112,9 +111,9 @@ def _verify(
     try:
         read = stages.wrap("ingest and validation", blocks(files))
         for audited in audit_blocks(read, workers, stages):
-            if audited.audit is not None:
-                for name in AUDIT_TABLES:
-                    store.append(name, getattr(audited.audit, name))
+            for audit in audited.audits:
+                for name, rows in audit.tables().items():
+                    store.append(name, rows)
             store.quarantine(audited.rejects)
             accounting.add(audited.verified, audited.rejects)
             progress.update(read=accounting.read, verified=accounting.verified)

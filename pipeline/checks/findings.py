@@ -31,6 +31,11 @@ class DivergenceCheck(StrEnum):
     timeout_sit_out = "timeout_sit_out"
     continuity = "continuity"
     hand_no = "hand_no"
+    foul = "foul"
+    royalty = "royalty"
+    natural = "natural"
+    placement = "placement"
+    fantasyland = "fantasyland"
 
 
 SCHEMA = pa.schema(

@@ -13,7 +13,7 @@ from pipeline.batch import HandBatch
 from pipeline.checks.findings import DivergenceCheck, Findings
 from pipeline.checks.jokers import check_joker_substitutes
 from pipeline.evaluator import parse_value, value_text
-from pipeline.games import HOME_RUN_NAMES, ROW_NAMES, Variant
+from pipeline.games import HOME_RUN_NAMES, ROW_NAMES
 from pipeline.money import Settlement, money_text
 from pipeline.scoring import Pairs, sum_by
 from pipeline.showdown import Showdown
@@ -26,7 +26,6 @@ def _home_run_text(code: int) -> str:
 
 
 def check_outcomes(
-    variant: Variant,
     batch: HandBatch,
     shown: Showdown,
     pairs: Pairs,
@@ -36,10 +35,16 @@ def check_outcomes(
 ) -> None:
     """Add a divergence for every recorded field that differs from its recomputed value."""
     _row_values(batch, shown, findings)
-    check_joker_substitutes(variant, batch, shown, findings)
+    check_joker_substitutes(batch.game, batch, shown, findings)
     _pair_settlements(batch, pairs, money, findings)
     _player_results(batch, points, money, findings)
     _hand_totals(batch, money, findings)
+
+
+def row_place(batch: HandBatch, player: int, row: int, board: int) -> str:
+    """'seat 3 top row on board 2', or 'seat 3 top row' in a game without boards."""
+    where = f"seat {batch.players.seat[player]} {ROW_NAMES[row]} row"
+    return f"{where} on board {board + 1}" if batch.game.boards else where
 
 
 def _row_values(batch: HandBatch, shown: Showdown, findings: Findings) -> None:
@@ -50,18 +55,16 @@ def _row_values(batch: HandBatch, shown: Showdown, findings: Findings) -> None:
     theirs = parse_value(rows.value)
     players = batch.players
     for i in np.flatnonzero(ours != theirs):
-        p = int(rows.player[i])
+        p, row, board = int(rows.player[i]), int(rows.row[i]), int(rows.board[i])
         expected = value_text([ours[i]])[0]
         recorded = rows.value[int(i)].as_py()
-        name = ROW_NAMES[int(rows.row[i])]
         findings.add(
             int(players.hand[p]),
             DivergenceCheck.row_value,
-            f"seat {players.seat[p]} {name} row on board {rows.board[i] + 1} is "
-            f"{expected}, recorded as {recorded}",
+            f"{row_place(batch, p, row, board)} is {expected}, recorded as {recorded}",
             seat=int(players.seat[p]),
-            board=int(rows.board[i]) + 1,
-            row=name,
+            board=board + 1 if batch.game.boards else None,
+            row=ROW_NAMES[row],
             expected=expected,
             recorded=recorded,
         )

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pipeline.games import TAIWANESE
+from pipeline.games import TAIWANESE, VARIANTS
 
-# The table rules of rules.md section 7, as Taiwanese Poker deals them.
+# The table rules of rules.md section 7, as Taiwanese Poker deals them; cover, largest
+# group and the floor hold for the games that play them (the Taiwanese pair).
 GAME = TAIWANESE
+_COVERED = ", ".join(f"'{g.name}'" for g in VARIANTS.values() if g.floor_points)
 
 
 class Store(Protocol):
@@ -104,6 +106,7 @@ COVER = _insert(
                   h.n_players - 1) AS message
     FROM players p JOIN hands h USING (hand_id)
     WHERE p.stack_start < {GAME.cover_points} * (h.n_players - 1) * h.point_value
+      AND h.variant IN ({_COVERED})
 """,
 )
 
@@ -111,7 +114,8 @@ LARGEST_GROUP = _insert(
     "largest_group",
     f"""
     WITH short_hands AS (
-        SELECT DISTINCT hand_id FROM sitting_out WHERE reason = 'short'
+        SELECT DISTINCT hand_id FROM sitting_out JOIN hands USING (hand_id)
+        WHERE reason = 'short' AND variant IN ({_COVERED})
     ),
     candidates AS (
         SELECT h.hand_id, h.table_id, h.n_players, h.point_value, p.stack_start AS stack
@@ -157,6 +161,7 @@ FLOOR = _insert(
     FROM previous
     WHERE NOT quarantined AND previous_end < {GAME.floor_points} * point_value
       AND stack_start < {GAME.floor_points} * point_value
+      AND hand_id IN (SELECT hand_id FROM hands WHERE variant IN ({_COVERED}))
 """,
 )
 

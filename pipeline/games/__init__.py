@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pipeline.games.chinese import CHINESE
 from pipeline.games.game import (
     HOME_RUN_NAMES,
     HOME_RUN_NONE,
@@ -12,16 +13,20 @@ from pipeline.games.game import (
 )
 from pipeline.games.taiwanese import TAIWANESE, TAIWANESE_JOKERS
 
-VARIANTS: dict[str, Variant] = {v.name: v for v in (TAIWANESE, TAIWANESE_JOKERS)}
+VARIANTS: dict[str, Variant] = {v.name: v for v in (TAIWANESE, TAIWANESE_JOKERS, CHINESE)}
+# The layouts of rows and boards, by family: a batch holds hands of one layout.
+LAYOUTS: dict[str, Variant] = {"taiwanese": TAIWANESE_JOKERS, "chinese": CHINESE}
 ROW_NAMES = TAIWANESE.row_names  # every game of the family names its rows so
 SEATS = max(v.seats for v in VARIANTS.values())
 MAX_PLAYERS = max(v.max_players for v in VARIANTS.values())
 
 __all__ = [
+    "CHINESE",
     "HOME_RUN_NAMES",
     "HOME_RUN_NONE",
     "HOME_RUN_OPPONENT",
     "HOME_RUN_SEAT",
+    "LAYOUTS",
     "MAX_PLAYERS",
     "ROW_NAMES",
     "SEATS",

@@ -18,9 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.cards import INVALID, JOKER, format_cards, try_parse
-from pipeline.columns import children, field, ints, lengths, whole
+from pipeline.columns import children, field, ints, is_null, lengths, whole
 from pipeline.games import ROW_NAMES, VARIANTS, Variant
-from pipeline.hand_history import BOARD_SIZE, BOARDS
 from pipeline.ingest.quarantine import QuarantineCheck
 
 Flags = npt.NDArray[np.bool_]
@@ -68,26 +67,38 @@ class HandCards:
     hand_of: Ints  # per player: index of the hand
     first_player: Ints  # per hand (and one past the last): its first player
     seat: Ints
-    boards: Codes  # (hands, BOARDS, BOARD_SIZE)
-    board_texts: pa.Array  # the same, flat
+    boards: CardList  # every board card of each hand, the hand as owner
+    board_count: Ints  # per hand: how many boards it deals
     rows: dict[str, CardList]
     dealt: CardList
+    declared_natural: Flags  # per player
+    natural_unnamed: Flags
 
     @classmethod
     def read(cls, table: pa.Table) -> HandCards:
         n = table.num_rows
         players, hand_of = children(table["players"])
-        board_texts = pc.list_flatten(pc.list_flatten(whole(table["boards"])))
+        boards, board_hand = children(table["boards"])
+        board_texts, card_board = children(boards)
         names = pa.array([g.name for g in GAMES])
         return cls(
             game=ints(pc.index_in(whole(table["variant"]), value_set=names)),
             hand_of=hand_of,
             first_player=np.searchsorted(hand_of, np.arange(n + 1)).astype(np.int64),
             seat=ints(field(players, "seat")),
-            boards=try_parse(board_texts).reshape(n, BOARDS, BOARD_SIZE),
-            board_texts=board_texts,
+            boards=CardList(
+                try_parse(board_texts),
+                board_hand[card_board],
+                board_texts,
+                np.bincount(board_hand[card_board], minlength=n),
+            ),
+            board_count=np.bincount(board_hand, minlength=n),
             rows={name: CardList.read(field(players, name)) for name in ROW_NAMES},
             dealt=CardList.read(field(players, "cards")),
+            declared_natural=pc.fill_null(
+                pc.equal(field(players, "declare"), "natural"), False
+            ).to_numpy(zero_copy_only=False),
+            natural_unnamed=is_null(field(players, "natural")),
         )
 
     def __len__(self) -> int:
@@ -116,6 +127,32 @@ class Verdict:
     why: Callable[[int], str]
 
 
+def boards_rule(h: HandCards) -> Verdict:
+    """As many boards as the game deals (none in the Chinese family)."""
+    want = h.per_hand(lambda g: g.boards)
+
+    def why(i: int) -> str:
+        game = GAMES[h.game[i]]
+        if game.boards == 0:
+            return f"boards: a {game.name} hand has no boards, this one has {h.board_count[i]}"
+        return f"boards: a {game.name} hand deals {game.boards}, this one {h.board_count[i]}"
+
+    return Verdict(h.board_count != want, why)
+
+
+def declaration_rule(h: HandCards) -> Verdict:
+    """A declared natural names which."""
+    unnamed = np.flatnonzero(h.declared_natural & h.natural_unnamed)
+    failed = np.zeros(len(h), dtype=bool)
+    failed[h.hand_of[unnamed]] = True
+
+    def why(i: int) -> str:
+        p = next(p for p in h.players_of(i) if h.declared_natural[p] and h.natural_unnamed[p])
+        return f"natural: seat {h.seat[p]} declares a natural but does not name it"
+
+    return Verdict(failed, why)
+
+
 def players_rule(h: HandCards) -> Verdict:
     count = np.diff(h.first_player)
     # A seat is repeated when the hand's seats, as bits, are fewer than its players.
@@ -134,16 +171,18 @@ def players_rule(h: HandCards) -> Verdict:
 
 
 def card_rule(h: HandCards) -> Verdict:
-    bad = (h.boards == INVALID).any(axis=(1, 2))
+    bad = np.zeros(len(h), dtype=bool)
+    bad[h.boards.owner[h.boards.codes == INVALID]] = True
     lists = {**h.rows, "cards": h.dealt}
     for cards in lists.values():
         bad[h.hand_of[cards.owner[cards.codes == INVALID]]] = True
 
     def why(i: int) -> str:
-        per_hand = BOARDS * BOARD_SIZE
-        for k in np.flatnonzero(h.boards[i].reshape(-1) == INVALID)[:1]:
-            text = h.board_texts[i * per_hand + int(k)].as_py()
-            return f"board {k // BOARD_SIZE + 1} holds {text!r}, which is not a card"
+        mine = h.boards.of(i)
+        size = GAMES[h.game[i]].board_size
+        for k in np.flatnonzero(h.boards.codes[mine] == INVALID)[:1]:
+            text = h.boards.texts[mine.start + int(k)].as_py()
+            return f"board {k // size + 1} holds {text!r}, which is not a card"
         for p in h.players_of(i):
             for name, cards in lists.items():
                 mine = cards.of(p)
@@ -162,7 +201,8 @@ def joker_rule(h: HandCards) -> Verdict:
     held = np.zeros(len(h), dtype=np.int64)
     for cards in h.rows.values():
         held += np.bincount(h.hand_of[cards.owner[cards.codes == JOKER]], minlength=len(h))
-    on_board = (h.boards == JOKER).any(axis=(1, 2))
+    on_board = np.zeros(len(h), dtype=bool)
+    on_board[h.boards.owner[h.boards.codes == JOKER]] = True
     allowed = h.per_hand(lambda g: g.jokers)
 
     def why(i: int) -> str:
@@ -178,16 +218,21 @@ def joker_rule(h: HandCards) -> Verdict:
 def duplicate_card_rule(h: HandCards) -> Verdict:
     # A card is dealt twice in a hand when the hand's cards, as bits, are fewer than its cards.
     n = len(h)
-    bits, standard = _card_bits(h.boards.reshape(n, -1))
-    hand_bits = np.bitwise_or.reduce(bits, axis=1)
-    hand_cards = standard.sum(axis=1)
-    for cards in h.rows.values():
+    hand_bits = np.zeros(n, dtype=np.uint64)
+    hand_cards = np.zeros(n, dtype=np.int64)
+    for cards, owner in [(h.boards, h.boards.owner)] + [
+        (c, h.hand_of[c.owner]) for c in h.rows.values()
+    ]:
         bits, standard = _card_bits(cards.codes)
-        hand_bits |= _or_by(h.hand_of[cards.owner], bits, n)
-        hand_cards += np.bincount(h.hand_of[cards.owner[standard]], minlength=n)
+        hand_bits |= _or_by(owner, bits, n)
+        hand_cards += np.bincount(owner[standard], minlength=n)
 
     def why(i: int) -> str:
-        places = [(f"board {b + 1}", h.boards[i, b]) for b in range(BOARDS)]
+        size = max(GAMES[h.game[i]].board_size, 1)
+        board = h.boards.codes[h.boards.of(i)]
+        places = [
+            (f"board {b + 1}", board[b * size : (b + 1) * size]) for b in range(len(board) // size)
+        ]
         places += [
             (f"seat {h.seat[p]} {name}", cards.codes[cards.of(p)])
             for p in h.players_of(i)
@@ -224,7 +269,7 @@ def setting_rule(h: HandCards) -> Verdict:
             axis=1,
         )
         dealt = h.dealt.per_player(n_players, int(size))
-        differs[some] = _multiset_key(setting[some]) != _multiset_key(dealt[some])
+        differs[some] = (np.sort(setting[some], axis=1) != np.sort(dealt[some], axis=1)).any(axis=1)
     wrong = ~shaped | wrong_count | differs
 
     def why(i: int) -> str:
@@ -247,30 +292,14 @@ def setting_rule(h: HandCards) -> Verdict:
 
 # In order of precedence: a record is quarantined by the first rule it fails.
 RULES: tuple[tuple[QuarantineCheck, Callable[[HandCards], Verdict]], ...] = (
+    (QuarantineCheck.schema, boards_rule),
+    (QuarantineCheck.schema, declaration_rule),
     (QuarantineCheck.players, players_rule),
     (QuarantineCheck.card, card_rule),
     (QuarantineCheck.joker, joker_rule),
     (QuarantineCheck.duplicate_card, duplicate_card_rule),
     (QuarantineCheck.setting, setting_rule),
 )
-
-# A prime for every code (non-card and joker included): the product of a row's primes
-# names its multiset of codes exactly (unique factorization), whatever the order, and
-# as many of them as a player holds (the largest is 251) fit in 63 bits.
-_PRIMES = np.array(
-    [p for p in range(2, 252) if all(p % d for d in range(2, int(p**0.5) + 1))], dtype=np.int64
-)
-assert len(_PRIMES) == JOKER + 2
-assert int(_PRIMES[-1]) ** max(g.cards_per_player for g in GAMES) < 2**63
-
-
-def _multiset_key(codes: Codes) -> Ints:
-    """Per row of (rows, k) codes, a number equal for two rows exactly when they hold the
-    same codes as many times each."""
-    key = np.ones(len(codes), dtype=np.int64)
-    for column in (codes.astype(np.int64) + 1).T:
-        key *= _PRIMES[column]
-    return key
 
 
 def _card_bits(codes: Codes) -> tuple[npt.NDArray[np.uint64], Flags]:

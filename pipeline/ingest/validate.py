@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from pipeline import batch as hb
 from pipeline.columns import children, field, ints, is_null, text, unscaled, utc_micros, whole
-from pipeline.games import HOME_RUN_NAMES, ROW_NAMES
+from pipeline.games import HOME_RUN_NAMES, LAYOUTS, ROW_NAMES, Variant
+from pipeline.games.chinese import DECLARATIONS, DEFAULT_SURRENDER_POINTS, NATURALS
 from pipeline.hand_history import Hand
 from pipeline.ingest.decode import Decoded, schema_message
 from pipeline.ingest.game_rules import GAMES, RULES, HandCards
@@ -28,9 +29,9 @@ from pipeline.ingest.schema_layer import schema_suspects
 Flags = npt.NDArray[np.bool_]
 
 
-def validate(decoded: Decoded, seen: set[str]) -> tuple[hb.HandBatch, list[Quarantined]]:
-    """Split decoded records into a HandBatch and quarantine rows; `seen` holds verified ids
-    and gains those verified here."""
+def validate(decoded: Decoded, seen: set[str]) -> tuple[list[hb.HandBatch], list[Quarantined]]:
+    """Split decoded records into batches of verified hands (one per layout of the games
+    they play) and quarantine rows; `seen` holds verified ids and gains those verified here."""
     # One chunk per column, once: the column reads below would otherwise each copy the
     # chunks of a nested column together again.
     table = decoded.table.combine_chunks()
@@ -39,16 +40,16 @@ def validate(decoded: Decoded, seen: set[str]) -> tuple[hb.HandBatch, list[Quara
     if len(keep) < table.num_rows:
         table = table.take(pa.array(keep))
     if table.num_rows == 0:
-        return to_batch(table, [], HandCards.read(table)), quarantined
+        return [], quarantined
     cards = HandCards.read(table)
     failed = _game_fails(decoded, table, keep, cards, quarantined)
     failed |= _read_before(decoded, table, keep, ~failed, seen, quarantined)
     passed = np.flatnonzero(~failed)
     if len(passed) == table.num_rows:  # every record the schema passed is verified
         sources = decoded.sources if len(keep) == len(decoded.sources) else _at(decoded, keep)
-        return to_batch(table, list(sources), cards), quarantined
+        return to_batches(table, list(sources), cards), quarantined
     table = table.take(pa.array(passed))
-    return to_batch(table, _at(decoded, keep[passed]), HandCards.read(table)), quarantined
+    return to_batches(table, _at(decoded, keep[passed]), HandCards.read(table)), quarantined
 
 
 def _at(decoded: Decoded, rows: npt.NDArray[np.int64]) -> list[str]:
@@ -136,13 +137,31 @@ def _read_before(
     return repeated
 
 
-def to_batch(table: pa.Table, sources: list[str], cards: HandCards) -> hb.HandBatch:
-    """Columns of validated records (every check above holds for every row)."""
+def to_batches(table: pa.Table, sources: list[str], cards: HandCards) -> list[hb.HandBatch]:
+    """Validated records as one batch per layout of rows and boards, in the order of
+    LAYOUTS (a block of one game, the usual case, is one batch as it is)."""
+    layout = np.array([list(LAYOUTS).index(g.family) for g in GAMES])[cards.game]
+    present = np.unique(layout)
+    if len(present) == 1:
+        return [to_batch(table, sources, cards, list(LAYOUTS.values())[present[0]])]
+    batches = []
+    for code in present:
+        rows = np.flatnonzero(layout == code)
+        part = table.take(pa.array(rows))
+        game = list(LAYOUTS.values())[code]
+        batches.append(to_batch(part, [sources[i] for i in rows], HandCards.read(part), game))
+    return batches
+
+
+def to_batch(table: pa.Table, sources: list[str], cards: HandCards, game: Variant) -> hb.HandBatch:
+    """Columns of validated records of one layout (every check above holds for every row)."""
     players, _ = children(table["players"])
+    n = table.num_rows
     return hb.HandBatch(
         hands=_hands(table, sources),
-        boards=cards.boards,
-        players=_players(players, cards),
+        game=game,
+        boards=cards.boards.codes.reshape(n, game.boards, game.board_size),
+        players=_players(players, cards, game),
         rows=_recorded_rows(players),
         settlements=_settlements(table),
         sitting_out=_sitting_out(table),
@@ -165,13 +184,17 @@ def _hands(table: pa.Table, sources: list[str]) -> hb.Hands:
         has_rake_total=~is_null(whole(table["rake_total"])),
         has_settlements=~is_null(whole(table["settlements"])),
         source=pa.array(sources, type=pa.string()),
+        two_four=pc.fill_null(pc.equal(table["scoring"], "2-4"), False).to_numpy(
+            zero_copy_only=False
+        ),
+        surrender_points=ints(table["surrender_points"], DEFAULT_SURRENDER_POINTS),
     )
 
 
-def _players(players: pa.Array, cards: HandCards) -> hb.Players:
+def _players(players: pa.Array, cards: HandCards, game: Variant) -> hb.Players:
     n_players = len(cards.hand_of)
-    # The games of a batch share their rows (the two Taiwanese games do).
-    game = GAMES[cards.game[0]] if len(cards) else GAMES[0]
+    declared = pc.index_in(field(players, "declare"), value_set=pa.array(DECLARATIONS))
+    natural = pc.index_in(field(players, "natural"), value_set=pa.array(NATURALS))
     return hb.Players(
         hand=cards.hand_of,
         seat=cards.seat,
@@ -182,6 +205,10 @@ def _players(players: pa.Array, cards: HandCards) -> hb.Players:
         setting={
             row.name: cards.rows[row.name].per_player(n_players, row.size) for row in game.rows
         },
+        declared=ints(declared),
+        natural=ints(natural, -1) + 1,
+        fouled=pc.fill_null(field(players, "fouled"), False).to_numpy(zero_copy_only=False),
+        has_fouled=~is_null(field(players, "fouled")),
         points=ints(field(players, "points")),
         won=unscaled(field(players, "won")),
         rake=unscaled(field(players, "rake")),
@@ -194,10 +221,12 @@ def _recorded_rows(players: pa.Array) -> hb.RecordedRows:
     rows, row_player = children(field(players, "rows"))
     return hb.RecordedRows(
         player=row_player,
-        board=ints(field(rows, "board")) - 1,
+        board=np.maximum(ints(field(rows, "board")) - 1, 0),  # no board: the only "board"
         row=ints(pc.index_in(field(rows, "row"), value_set=pa.array(ROW_NAMES))),
         value=field(rows, "value"),
         joker_as=field(rows, "joker_as"),
+        royalty=ints(field(rows, "royalty")),
+        has_royalty=~is_null(field(rows, "royalty")),
     )
 
 

@@ -27,7 +27,7 @@ def ingest(*paths: Path) -> tuple[list[HandBatch], list[Quarantined], Accounting
     batches, rejects = [], []
     for read in audit_blocks(blocks(input_files(list(paths))), 1, NO_STAGES, audit=False):
         accounting.add(read.verified, read.rejects)
-        batches.append(read.batch)
+        batches.extend(read.batches)
         rejects.extend(read.rejects)
     return batches, rejects, accounting
 

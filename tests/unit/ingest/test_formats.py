@@ -32,6 +32,13 @@ def digest(batches: list[Any]) -> dict[str, list[Any]]:
                 if dataclasses.is_dataclass(value)
                 else {"cards": value}
             )
+            if part.name == "game":  # the batch's layout, no column
+                continue
+            columns = {
+                f"{name}.{key}" if isinstance(column, dict) else name: inner
+                for name, column in columns.items()
+                for key, inner in (column.items() if isinstance(column, dict) else [("", column)])
+            }
             for name, column in columns.items():
                 if name == "source":
                     continue
