@@ -19,7 +19,7 @@ from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
 from pipeline.columns import decimals
 from pipeline.games import HOME_RUN_NAMES
-from pipeline.games.chinese import DECLARATIONS, NATURALS
+from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
 from pipeline.money import Settlement, settle
 from pipeline.scoring import (
     ChineseScore,
@@ -124,7 +124,7 @@ def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Finding
     sitting = batch.sitting_out
     pairs = scored.pairs
     return BatchAudit(
-        hands=_hands_table(batch, scored.money, findings),
+        hands=_hands_table(batch, scored, findings),
         players=_players_table(batch, scored),
         row_values=_rows_table(batch, shown, scored.chinese),
         settlements=pa.table(
@@ -153,7 +153,7 @@ def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Finding
     )
 
 
-def _hands_table(batch: HandBatch, money: Settlement, findings: Findings) -> pa.Table:
+def _hands_table(batch: HandBatch, scored: Scored, findings: Findings) -> pa.Table:
     hands = batch.hands
     n_hands = len(hands)
     diverged = np.zeros(n_hands, dtype=bool)
@@ -175,13 +175,23 @@ def _hands_table(batch: HandBatch, money: Settlement, findings: Findings) -> pa.
             "rake_rate": decimals(hands.rake_rate, scale=9),
             "rake_cap": decimals(hands.rake_cap),
             "n_players": np.bincount(players.hand, minlength=n_hands).astype(np.int64),
-            "rake_total": decimals(sum_by(players.hand, money.rake, n_hands)),
+            "rake_total": decimals(sum_by(players.hand, scored.money.rake, n_hands)),
             "recorded_rake_total": decimals(hands.rake_total, valid=hands.has_rake_total),
             **boards,
             "status": pa.array(np.where(diverged, "diverged", "ok")),
             "source": hands.source,
+            **(_chinese_hands(batch) if scored.chinese is not None else {}),
         }
     )
+
+
+def _chinese_hands(batch: HandBatch) -> dict[str, pa.Array]:
+    """The table settings of closed Chinese hands: the method and the surrender's points."""
+    method = np.array(SCORING, dtype=object)[batch.hands.two_four.astype(np.int64)]
+    return {
+        "scoring": pa.array(method, pa.string()),
+        "surrender_points": pa.array(batch.hands.surrender_points, pa.int64()),
+    }
 
 
 def _players_table(batch: HandBatch, scored: Scored) -> pa.Table:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import duckdb
 
 from pipeline.errors import AuditError
+from pipeline.evaluator import parse_value
 from pipeline.games import ROW_NAMES
 from pipeline.store import LAYOUT, open_audit
 from pipeline.text_table import text_table
@@ -33,8 +35,8 @@ def explain(db: Path, hand_id: str) -> str:
             return _not_audited(con, db, hand_id)
         sections = [
             _heading(hand_id, hand),
-            _rows(con, hand_id),
-            _pairs(con, hand_id),
+            _rows(con, hand_id) if any(hand[10:]) else _settings(con, hand_id),
+            _pairs(con, hand_id, any(hand[10:])),
             _players(con, hand_id),
             f"Rake total: {hand[7]} (recorded {hand[8]})",
             _divergences(con, hand_id),
@@ -62,12 +64,12 @@ def _rate_text(rate: Decimal) -> str:
 
 def _heading(hand_id: str, hand: tuple[Any, ...]) -> str:
     table_id, hand_no, started, variant, point_value, rate, cap = hand[:7]
-    boards = "  ".join(f"Board {b + 1}: {cards}" for b, cards in enumerate(hand[10:]))
+    boards = "  ".join(f"Board {b + 1}: {cards}" for b, cards in enumerate(hand[10:]) if cards)
     return (
         f"### {hand_id} ({variant}, {point_value} per point, rake {_rate_text(rate)} "
         f"capped at {cap})\n"
-        f"table {table_id}, hand {hand_no}, {started:%Y-%m-%d %H:%M:%S} UTC, from {hand[9]}\n\n"
-        f"{boards}"
+        f"table {table_id}, hand {hand_no}, {started:%Y-%m-%d %H:%M:%S} UTC, from {hand[9]}"
+        + (f"\n\n{boards}" if boards else "")
     )
 
 
@@ -99,13 +101,114 @@ def _rows(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
     return text_table(header, lines, numeric=[True, True] + [False] * 3 + [True] + [False] * 3)
 
 
-def _pairs(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
+def _settings(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
+    """A game without boards: each seat's declaration, its rows with their values and
+    royalties, and whether the setting fouls."""
+    found = con.execute(
+        'SELECT r.seat, p.stack_start, p.declare, p."natural", p.fouled, r."row", r.cards, '
+        "r.value, r.royalty FROM rows r JOIN players p USING (hand_id, seat) "
+        "WHERE r.hand_id = ? ORDER BY r.seat",
+        [hand_id],
+    ).fetchall()
+    seats: dict[int, dict[str, Any]] = {}
+    for seat, stack, declare, natural, fouled, row, cards, value, royalty in found:
+        shown = seats.setdefault(
+            seat,
+            {
+                "stack": stack,
+                "declare": f"natural {natural}" if declare == "natural" else declare,
+                "fouled": "fouls" if fouled else "",
+            },
+        )
+        shown[row] = cards
+        shown[f"{row} value"] = value + (f" (+{royalty})" if royalty else "")
+    header = ["seat", "stack", "declare", *ROW_NAMES, *(f"{r} value" for r in ROW_NAMES), "foul"]
+    keys = ["stack", "declare", *ROW_NAMES, *(f"{r} value" for r in ROW_NAMES), "fouled"]
+    lines = [[seat, *(shown.get(k) for k in keys)] for seat, shown in seats.items()]
+    numeric = [True, True] + [False] * (len(header) - 2)
+    note = "A value's royalty is shown as (+N); a fouled setting earns none."
+    return text_table(header, lines, numeric=numeric) + "\n\n" + note
+
+
+def _pairs(con: duckdb.DuckDBPyConnection, hand_id: str, boards: bool) -> str:
     pairs = con.execute(
         "SELECT seat, opponent, points, home_run, amount FROM settlements "
         "WHERE hand_id = ? ORDER BY seat, opponent",
         [hand_id],
     ).fetchall()
-    return text_table(["seat", "opponent", "points", "home run", "amount"], pairs)
+    header = ["seat", "opponent", "points", "home run", "amount"]
+    if boards:
+        return text_table(header, pairs)
+    how = _how_settled(con, hand_id)
+    lines = [[*pair, how[(pair[0], pair[1])]] for pair in pairs]
+    return text_table([*header, "how"], lines, numeric=[True] * 3 + [False, True, False])
+
+
+def _how_settled(con: duckdb.DuckDBPyConnection, hand_id: str) -> dict[tuple[int, int], str]:
+    """For each pair of a closed Chinese hand, the case of section 4.1 that settled it."""
+    seats: dict[int, dict[str, Any]] = {}
+    for seat, declare, natural, fouled, row, value, royalty in con.execute(
+        'SELECT seat, declare, "natural", fouled, "row", value, royalty FROM rows '
+        "JOIN players USING (hand_id, seat) WHERE hand_id = ? ORDER BY seat",
+        [hand_id],
+    ).fetchall():
+        player = seats.setdefault(seat, {"declare": declare, "natural": natural, "foul": fouled})
+        player[row] = (int(parse_value([value])[0]), royalty)
+    unmade = {
+        s
+        for (s,) in con.execute(
+            "SELECT seat FROM divergences WHERE hand_id = ? AND \"check\" = 'natural'", [hand_id]
+        ).fetchall()
+    }
+    scoring, surrender = con.execute(
+        "SELECT scoring, surrender_points FROM hands WHERE hand_id = ?", [hand_id]
+    ).fetchone() or ("1-6", 3)
+    return {
+        (a, b): _one_pair(a, b, seats, unmade, scoring, surrender)
+        for a, b in itertools.combinations(sorted(seats), 2)
+    }
+
+
+def _one_pair(
+    a: int, b: int, seats: dict[int, dict[str, Any]], unmade: set[int], scoring: str, give: int
+) -> str:
+    def natural(seat: int) -> str | None:
+        made = seats[seat]["declare"] == "natural" and seat not in unmade
+        return str(seats[seat]["natural"]) if made else None
+
+    nat = {s: natural(s) for s in (a, b)}
+    surrendered = [s for s in (a, b) if seats[s]["declare"] == "surrender"]
+    if any(nat.values()):
+        return " against ".join(f"seat {s} natural {n}" for s, n in nat.items() if n)
+    if surrendered:
+        return (
+            "both surrender"
+            if len(surrendered) == 2
+            else f"seat {surrendered[0]} surrenders ({give})"
+        )
+    fouls = [s for s in (a, b) if seats[s]["foul"]]
+    if len(fouls) == 2:
+        return "both foul"
+    won = {a: [], b: []}  # type: dict[int, list[str]]
+    for row in ROW_NAMES:
+        va, vb = seats[a][row][0], seats[b][row][0]
+        winner = b if a in fouls else a if b in fouls else a if va > vb else b if vb > va else None
+        if winner is not None:
+            won[winner].append(row)
+    parts = [f"seat {s} fouls" for s in fouls]
+    parts += [f"seat {s} wins {', '.join(rows)}" for s, rows in won.items() if rows]
+    for s, rows in won.items():
+        if len(rows) == 3:
+            parts.append(f"scoop ({'6 for the rows' if scoring == '1-6' else 'overall point'})")
+        elif len(rows) == 2 and scoring == "2-4":
+            parts.append(f"overall point to seat {s}")
+    for row in ROW_NAMES:
+        (va, ra), (vb, rb) = seats[a][row], seats[b][row]
+        paid = [(s, r) for s, r, v, other in ((a, ra, va, vb), (b, rb, vb, va)) if r]
+        if len(paid) == 2:  # both qualify: only the stronger row is paid
+            paid = [(s, r) for s, r, v, other in ((a, ra, va, vb), (b, rb, vb, va)) if v > other]
+        parts += [f"royalty {r} to seat {s} ({row})" for s, r in paid]
+    return "; ".join(parts) or "every row ties"
 
 
 def _players(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:

@@ -50,7 +50,7 @@ TABLES: dict[str, str] = {
         variant VARCHAR, currency VARCHAR, point_value {MONEY}, rake_rate DECIMAL(18,9),
         rake_cap {MONEY}, n_players BIGINT, rake_total {MONEY}, recorded_rake_total {MONEY},
         {", ".join(f"board_{b + 1} VARCHAR" for b in range(LAYOUT.boards))},
-        status VARCHAR, source VARCHAR""",
+        status VARCHAR, source VARCHAR, scoring VARCHAR, surrender_points BIGINT""",
     "players": f"""
         hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack_start {MONEY}, add_on {MONEY},
         timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},

@@ -130,3 +130,31 @@ def test_workers_is_an_option_with_a_floor(tmp_path: Path) -> None:
     none = handaudit("verify", source, "--out", str(tmp_path / "none"), "--workers", "0")
     assert none.returncode == 2
     assert "--workers" in none.stderr and "Traceback" not in none.stderr
+
+
+def test_explain_walks_the_worked_chinese_hands_to_the_same_numbers(tmp_path: Path) -> None:
+    """family/worked.md, hands 1 and 2 (fixtures/family_worked_hands.jsonl holds them)."""
+    worked = ROOT / "fixtures" / "family_worked_hands.jsonl"
+    assert handaudit("verify", str(worked), "--out", str(tmp_path)).returncode == 0
+    db = str(tmp_path / "audit.duckdb")
+    same_row = handaudit("explain", "C313003-000053", "--db", db).stdout
+    for shown in (
+        "straight_flush:AKQJT (+5)",
+        "straight_flush:98765 (+5)",
+        "full_house:888JJ ",  # in the bottom: no royalty
+        "|    1 |        3 |      7 |          |  14.00 |",
+        "overall point to seat 1; royalty 5 to seat 1 (bottom)",
+        "|    1 | C313003-p1 |     10 |  20.00 | 1.00 |  19.00 |     60.30 |",
+        "Rake total: 1.00",
+    ):
+        assert shown in same_row, shown
+    naturals = handaudit("explain", "C313018-000041", "--db", db).stdout
+    for shown in (
+        "natural three_straights",
+        "four_of_a_kind:9999A (+4)",
+        "seat 3 natural three_straights against seat 5 natural three_flushes",
+        "|    1 |        6 |      3 |          |   3.00 | seat 6 surrenders (3)",
+        "|    3 | C313018-p3 |     12 |  12.00 | 0.60 |  11.40 |     91.09 |",
+        "Rake total: 0.70",
+    ):
+        assert shown in naturals, shown
