@@ -219,6 +219,9 @@ def report_command(
     player: Annotated[
         str | None, typer.Option("--player", metavar="ID", help="Only this player.")
     ] = None,
+    variant: Annotated[
+        str | None, typer.Option("--variant", metavar="GAME", help="Only this game.")
+    ] = None,
     fmt: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="table, csv, json or parquet.")
     ] = "table",
@@ -247,7 +250,7 @@ def report_command(
             audit_report(db, html_file)
             typer.echo(f"wrote {html_file}", err=True)
         else:
-            filters = reports.Filters.parse(from_day, to_day, table, player)
+            filters = reports.Filters.parse(from_day, to_day, table, player, variant)
             text = reports.write_report(reports.run_report(db, name, filters), fmt, output)
             if text is not None:
                 typer.echo(text, nl=False)

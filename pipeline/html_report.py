@@ -93,6 +93,7 @@ class _Audit:
     """What the report shows, as read from the database."""
 
     run: tuple[Any, ...]
+    by_game: list[tuple[Any, ...]]
     by_check: list[tuple[Any, ...]]
     by_table: list[tuple[Any, ...]]
     rake: list[tuple[Any, ...]]
@@ -111,6 +112,11 @@ def _read(db: Path, worst: int) -> _Audit:
             raise ReportError(f"{db} holds no completed run.")
         return _Audit(
             run,
+            con.execute(
+                "SELECT h.variant, count(*), count(*) FILTER (WHERE h.status = 'diverged'), "
+                "sum(h.rake_total), (SELECT count(*) FROM players p JOIN hands g USING (hand_id) "
+                "WHERE g.variant = h.variant AND p.fouled) FROM hands h GROUP BY 1 ORDER BY 1"
+            ).fetchall(),
             con.execute(
                 'SELECT "check", count(*), count(DISTINCT hand_id) FROM divergences '
                 "GROUP BY 1 ORDER BY 2 DESC, 1"
@@ -145,7 +151,7 @@ def audit_report(db: Path, out: Path, worst: int = 15) -> None:
         f"{html.escape(explain(db, h[0]))}</pre>"
         for h in audit.worst
     )
-    sections = [_accounting(db, audit.run), _divergences(audit), _rake(audit.rake)]
+    sections = [_accounting(db, audit), _divergences(audit), _rake(audit.rake)]
     sections += [_rejects_and_worst(audit), explanations]
     body = "\n".join(sections)
     out.write_text(
@@ -159,19 +165,22 @@ def audit_report(db: Path, out: Path, worst: int = 15) -> None:
     )
 
 
-def _accounting(db: Path, run: tuple[Any, ...]) -> str:
+def _accounting(db: Path, audit: _Audit) -> str:
+    run = audit.run
     inputs, started, finished, read, verified, quarantined, diverged, found, ours, theirs = run
+    games = _table(["game", "hands", "hands diverged", "rake", "fouled settings"], audit.by_game)
     same = "=" if read == verified + quarantined else "&ne;"
     summary = _table(
         ["records read", "verified", "quarantined", "hands diverged", "divergences"],
         [(read, verified, quarantined, diverged, found)],
     )
-    return f"""<h1>Taiwanese Poker audit</h1>
+    return f"""<h1>Hand history audit</h1>
 <p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M:%S} UTC by handaudit {__version__} from
 {html.escape(str(db))}; run of {started:%Y-%m-%d %H:%M:%S} to {finished:%H:%M:%S} UTC over
 {html.escape(", ".join(inputs))}.</p>
 <h2>Accounting</h2>
 {summary}
+{games}
 <p class="{"ok" if same == "=" else "bad"}">Records read {same} verified + quarantined
 ({read:,} {same} {verified:,} + {quarantined:,}).
 Rake recomputed {ours}, recorded {theirs},

@@ -24,12 +24,13 @@ import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.errors import AuditError
+from pipeline.games import VARIANTS
 from pipeline.store import open_audit
 from pipeline.text_table import text_table
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 FORMATS = ("table", "csv", "json", "parquet")
-PARAMETERS = ("from_day", "to_day", "table_id", "player_id")
+PARAMETERS = ("from_day", "to_day", "table_id", "player_id", "variant")
 
 
 class ReportError(AuditError):
@@ -52,12 +53,20 @@ class Filters:
     to_day: date | None = None
     table_id: str | None = None
     player_id: str | None = None
+    variant: str | None = None
 
     @classmethod
     def parse(
-        cls, from_day: str | None, to_day: str | None, table_id: str | None, player_id: str | None
+        cls,
+        from_day: str | None,
+        to_day: str | None,
+        table_id: str | None,
+        player_id: str | None,
+        variant: str | None = None,
     ) -> Filters:
         """The filters as given on the command line; days are YYYY-MM-DD."""
+        if variant is not None and variant not in VARIANTS:
+            raise ReportError(f"--variant is one of {', '.join(VARIANTS)}, not {variant!r}.")
         try:
             first = date.fromisoformat(from_day) if from_day else None
             last = date.fromisoformat(to_day) if to_day else None
@@ -65,12 +74,13 @@ class Filters:
             raise ReportError(
                 f"--from and --to are days such as 2026-11-29, not {from_day or to_day!r}."
             ) from None
-        return cls(first, last, table_id, player_id)
+        return cls(first, last, table_id, player_id, variant)
 
     def described(self) -> str:
         parts = [
             f"table {self.table_id}" if self.table_id else "",
             f"player {self.player_id}" if self.player_id else "",
+            f"game {self.variant}" if self.variant else "",
         ]
         return ", ".join(p for p in parts if p) or "none"
 

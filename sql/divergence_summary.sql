@@ -1,6 +1,6 @@
 -- title: Divergence summary
 -- question: Which checks found divergences, at how many hands and tables, when, and for how much money?
--- parameters: from_day, to_day (UTC dates, inclusive), table_id, player_id
+-- parameters: from_day, to_day (UTC dates, inclusive), table_id, player_id, variant
 -- totals: divergences, hands, money_difference
 SELECT d."check",
        count(*) AS divergences,
@@ -19,6 +19,7 @@ LEFT JOIN players p ON p.hand_id = d.hand_id AND p.seat = d.seat
 WHERE (getvariable('from_day') IS NULL OR h.day >= getvariable('from_day'))
   AND (getvariable('to_day') IS NULL OR h.day <= getvariable('to_day'))
   AND (getvariable('table_id') IS NULL OR d.table_id = getvariable('table_id'))
+  AND (getvariable('variant') IS NULL OR h.variant = getvariable('variant'))
   AND (getvariable('player_id') IS NULL OR p.player_id = getvariable('player_id'))
 GROUP BY d."check"
 ORDER BY divergences DESC, d."check"

@@ -1,6 +1,6 @@
 -- title: Jokers
 -- question: Per row and hand category, what did the jokers become, and how often?
--- parameters: from_day, to_day (UTC dates, inclusive), table_id, player_id
+-- parameters: from_day, to_day (UTC dates, inclusive), table_id, player_id, variant
 -- totals: times
 WITH substitutes AS (
     SELECT r."row", r.category, unnest(r.joker_as) AS became
@@ -11,6 +11,7 @@ WITH substitutes AS (
       AND (getvariable('from_day') IS NULL OR h.day >= getvariable('from_day'))
       AND (getvariable('to_day') IS NULL OR h.day <= getvariable('to_day'))
       AND (getvariable('table_id') IS NULL OR h.table_id = getvariable('table_id'))
+      AND (getvariable('variant') IS NULL OR h.variant = getvariable('variant'))
       AND (getvariable('player_id') IS NULL OR p.player_id = getvariable('player_id'))
 )
 SELECT "row", category, became, count(*) AS times

@@ -71,6 +71,42 @@ def test_divergence_summary_counts_match_the_divergences(faults_db: Path) -> Non
     assert {r["check"]: r["divergences"] for r in rows} == want
 
 
+@pytest.fixture(scope="module")
+def family_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("family")
+    handaudit("verify", str(EXAMPLES / "family" / "clean" / "hands.jsonl"), "--out", str(out))
+    return out / "audit.duckdb"
+
+
+def test_fouls_count_every_recorded_foul_and_the_money_they_moved(family_db: Path) -> None:
+    hands = [h for h in load_examples("family/clean") if h["variant"] == "chinese"]
+    fouls: dict[str, int] = defaultdict(int)
+    moved: dict[str, Decimal] = defaultdict(Decimal)
+    for hand in hands:
+        seats = {p["seat"]: p for p in hand["players"]}
+        for p in hand["players"]:
+            fouls[p["player_id"]] += p["fouled"]
+        for s in hand["settlements"]:
+            a, b, amount = seats[s["seat"]], seats[s["opponent"]], Decimal(s["amount"])
+            if a["fouled"] and not b["fouled"]:
+                moved[a["player_id"]] += max(-amount, Decimal(0))
+            if b["fouled"] and not a["fouled"]:
+                moved[b["player_id"]] += max(amount, Decimal(0))
+    rows = report_json(family_db, "fouls", "--variant", "chinese")["rows"]
+    assert isinstance(rows, list)
+    players = [r for r in rows if r["opponent_id"] is None]
+    assert {r["player_id"]: r["fouls"] for r in players} == dict(fouls)
+    assert {r["player_id"]: Decimal(r["money_moved_by_fouls"]) for r in players} == {
+        k: moved.get(k, Decimal(0)) for k in fouls
+    }
+    assert sum(fouls.values()) > 0 and sum(moved.values()) > 0
+    # The pairs of a player add up to the player's money moved.
+    for player in players:
+        pairs = [r for r in rows if r["player_id"] == player["player_id"] and r["opponent_id"]]
+        total = sum(Decimal(r["money_moved_by_fouls"]) for r in pairs)
+        assert total == Decimal(player["money_moved_by_fouls"])
+
+
 def masked(text: str) -> str:
     return re.sub(r"generated \S+ by handaudit \S+", "generated TIME by handaudit VERSION", text)
 
@@ -87,7 +123,7 @@ def test_each_report_keeps_its_format(clean_db: Path, name: str) -> None:
 
 def test_machine_formats_hold_data_only(clean_db: Path, tmp_path: Path) -> None:
     csv_run = handaudit("report", "table_activity", "--db", str(clean_db), "--format", "csv")
-    assert csv_run.stdout.splitlines()[0].startswith("table_id,hands,players")
+    assert csv_run.stdout.splitlines()[0].startswith("table_id,variant,hands,players")
     assert "Table activity" in csv_run.stderr and "Table activity" not in csv_run.stdout
     out = tmp_path / "homeruns.parquet"
     assert (
@@ -104,7 +140,7 @@ def test_machine_formats_hold_data_only(clean_db: Path, tmp_path: Path) -> None:
         == 0
     )
     meta = json.loads(pq.read_schema(out).metadata[b"handaudit"])
-    assert meta["title"] == "Home Runs" and meta["totals"]["pairs"] > 0
+    assert meta["title"] == "Home Runs and scoops" and meta["totals"]["pairs"] > 0
 
 
 def test_no_activity_and_bad_requests(clean_db: Path) -> None:
