@@ -176,6 +176,12 @@ def generate_command(
     fmt: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="jsonl, json or parquet.")
     ] = "jsonl",
+    variant: Annotated[
+        str, typer.Option("--variant", metavar="GAME", help="taiwanese (with --jokers) or chinese.")
+    ] = "taiwanese",
+    scoring: Annotated[
+        str, typer.Option("--scoring", metavar="METHOD", help="chinese: 1-6 or 2-4.")
+    ] = "1-6",
 ) -> None:
     """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
     from pipeline.generate.run import generate
@@ -192,6 +198,8 @@ def generate_command(
             fault_rate=faults,
             fmt=fmt,
             progress=Progress(),
+            variant=variant,
+            scoring=scoring,
         )
     listed = (
         f"; {result.faults} faults listed in {result.faults_path}" if result.faults_path else ""

@@ -128,8 +128,26 @@ def _continuity(rng: Rng, hand: Hand, p: Hand) -> bool:
     return True
 
 
-def _joker_on_board(rng: Rng, hand: Hand, p: Hand) -> bool:
-    hand["boards"][1][0] = "JK"
+def _joker(rng: Rng, hand: Hand, p: Hand) -> bool:
+    """A joker on a board, or in a hand of a game without jokers or boards."""
+    if hand.get("boards"):
+        hand["boards"][1][0] = "JK"
+    else:
+        p["top"][0] = "JK"
+    return True
+
+
+def _royalty(rng: Rng, hand: Hand, p: Hand) -> bool:
+    row = _one(rng, p["rows"])
+    row["royalty"] += 1
+    return True
+
+
+def _natural(rng: Rng, hand: Hand, p: Hand) -> bool:
+    """A natural declared that the cards do not make (a pure dragon is all but never dealt)."""
+    if p.get("declare") == "natural" or len({c[1] for c in p["cards"]}) == 1:
+        return False
+    p["declare"], p["natural"] = "natural", "pure_dragon"
     return True
 
 
@@ -161,7 +179,10 @@ _SPOILERS: dict[str, Callable[[Rng, Hand, Hand], bool]] = {
     "schema": _field("player", lambda p: {"seat": "three"}),
     "card": _field("player", lambda p: {"top": ["1h"]}),
     "duplicate_card": _duplicate_card,
-    "joker": _joker_on_board,
+    "joker": _joker,
+    "royalty": _royalty,
+    "foul": _field("player", lambda p: {"fouled": not p["fouled"]}),
+    "natural": _natural,
     "setting": _setting,
     "players": _players,
     "hand_no": _hand_no,

@@ -21,7 +21,9 @@ from pipeline.errors import AuditError
 from pipeline.evaluator import value_text
 from pipeline.games import HOME_RUN_NAMES
 from pipeline.games import TAIWANESE_JOKERS as GAME
+from pipeline.games.chinese import SCORING
 from pipeline.generate import faults
+from pipeline.generate.chinese import simulate_chinese
 from pipeline.generate.tables import (
     SEATS,
     Tables,
@@ -331,7 +333,7 @@ class _FaultBook:
     def lines(self, hand: dict[str, Any], fault: str | None) -> list[str]:
         """The lines to write for `hand`: spoiled, and listed, when it can carry `fault`."""
         to_write: list[str] | None = None
-        if fault in faults.RECORD_FAULTS:
+        if fault is not None and fault not in faults.DEALING_FAULTS:
             returning = {
                 p["player_id"]
                 for p in hand["players"]
@@ -370,8 +372,18 @@ def generate(
     fault_rate: float = 0.0,
     fmt: str = "jsonl",
     progress: Progress | None = None,
+    variant: str = "taiwanese",
+    scoring: str = "1-6",
 ) -> Generated:
-    """Write `tables` x `hands` hands to `out` (and out's faults.json when faults are asked)."""
+    """Write `tables` x `hands` hands to `out` (and out's faults.json when faults are asked).
+
+    `variant` "taiwanese" deals Taiwanese and Taiwanese Jokers tables (`jokers` of them
+    with jokers); "chinese" deals closed Chinese tables scored by `scoring`.
+    """
+    if variant not in ("taiwanese", "chinese"):
+        raise AuditError(f"--variant is taiwanese or chinese, not {variant!r}.")
+    if scoring not in SCORING:
+        raise AuditError(f"--scoring is one of {', '.join(SCORING)}, not {scoring!r}.")
     out.parent.mkdir(parents=True, exist_ok=True)
     book = _FaultBook(np.random.default_rng(seed + 1))
     lines = written = 0
@@ -379,7 +391,12 @@ def generate(
     # Typed Parquet cannot hold a cut line or a seat written as a word.
     unstorable = {"unreadable", "schema"} if fmt == "parquet" else set()
     try:
-        for hand, fault in simulate(seed, tables, hands, jokers, fault_rate):
+        hands_dealt = (
+            simulate_chinese(seed, tables, hands, fault_rate, scoring)
+            if variant == "chinese"
+            else simulate(seed, tables, hands, jokers, fault_rate)
+        )
+        for hand, fault in hands_dealt:
             for line in book.lines(hand, None if fault in unstorable else fault):
                 sink.write(line)
                 lines += 1

@@ -41,13 +41,13 @@ class Tables:
 
     @classmethod
     def open(
-        cls, rng: np.random.Generator, n: int, joker_share: float, first_id: int = 1
+        cls, rng: np.random.Generator, n: int, joker_share: float, prefix: str = "G"
     ) -> Tables:
         point_value = rng.choice(POINT_VALUES, n)
         occupied = rng.random((n, SEATS)) < 0.8
         occupied[:, :2] = True
         return cls(
-            table_id=[f"G{first_id + i:05d}" for i in range(n)],
+            table_id=[f"{prefix}{1 + i:05d}" for i in range(n)],
             point_value=point_value,
             rake_rate=rng.choice(RAKE_RATES, n),
             rake_cap=point_value * rng.choice(np.array([2, 4, 6, 10]), n),

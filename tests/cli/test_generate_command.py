@@ -76,3 +76,26 @@ def test_an_output_that_cannot_be_written_is_a_sentence_and_exit_2(tmp_path: Pat
     assert result.stderr.startswith("handaudit: ") and "Traceback" not in result.stderr
     bad = handaudit("generate", "--out", str(tmp_path / "x.txt"), "--format", "csv")
     assert bad.returncode == 2 and "--format must be one of jsonl, json, parquet" in bad.stderr
+
+
+def test_generated_chinese_tables_audit_clean_and_every_fault_is_found(tmp_path: Path) -> None:
+    clean = tmp_path / "clean" / "hands.jsonl"
+    generate(clean, "--variant", "chinese", "--scoring", "2-4", "--seed", "4")
+    hands = [json.loads(x) for x in clean.read_text().splitlines()]
+    assert {h["variant"] for h in hands} == {"chinese"} and hands[0]["scoring"] == "2-4"
+    players = [p for h in hands for p in h["players"]]
+    assert any(p["fouled"] for p in players) and any(p.get("declare") for p in players)
+    result = handaudit("verify", str(clean), "--out", str(tmp_path / "clean-out"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    faulty = tmp_path / "faulty" / "hands.jsonl"
+    generate(faulty, "--variant", "chinese", "--seed", "5", "--faults", "0.2")
+    truth = json.loads((faulty.parent / "faults.json").read_text())
+    assert {"foul", "royalty", "natural"} <= {f["check"] for f in truth}
+    handaudit("verify", str(faulty), "--out", str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "audit.duckdb"), read_only=True) as con:
+        found = set(con.execute('SELECT hand_id, "check" FROM divergences').fetchall()) | set(
+            con.execute('SELECT hand_id, "check" FROM quarantine').fetchall()
+        )
+    allowed = {f["hand_id"] for f in truth} | {e for f in truth for e in f["echo_hand_ids"]}
+    missed = [(f["hand_id"], f["check"]) for f in truth if (f["hand_id"], f["check"]) not in found]
+    assert missed == [] and sorted({h for h, _ in found} - allowed) == []

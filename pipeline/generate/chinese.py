@@ -1,0 +1,308 @@
+"""Closed Chinese tables simulated hand by hand: 13 cards to each of 2 to 4 players, settings
+that foul now and then, surrenders, naturals declared when dealt, settled by the project's
+own engine (table stakes included).
+
+Every table steps together, as arrays over tables and seats; only writing the records
+is per hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.cards import format_cards
+from pipeline.evaluator import value_text
+from pipeline.games import CHINESE, HOME_RUN_NAMES
+from pipeline.games import chinese as rules
+from pipeline.generate.tables import SEATS, Tables, seat_changes
+from pipeline.money import Settlement, money_text, settle
+from pipeline.scoring import Pairs, pairs_of, player_points
+from pipeline.showdown import showdown
+
+Ints = npt.NDArray[np.int64]
+Flags = npt.NDArray[np.bool_]
+# Record faults a Chinese hand can carry (chinese-family.md's checks among them).
+FAULTS = (
+    "unreadable",
+    "row_value",
+    "royalty",
+    "foul",
+    "natural",
+    "pair_points",
+    "home_run",
+    "pair_amount",
+    "points",
+    "won",
+    "rake",
+    "rake_total",
+    "net",
+    "stack_end",
+    "zero_sum",
+    "continuity",
+    "schema",
+    "card",
+    "duplicate_card",
+    "joker",
+    "setting",
+    "players",
+    "duplicate_hand",
+    "hand_no",
+)
+
+
+@dataclass(frozen=True)
+class _Hands:
+    """One step's hands, settled: per player (grouped by hand) and per pair."""
+
+    tables: Ints
+    table_of: Ints
+    hand_of: Ints
+    seat: Ints  # 0-based
+    dealt: Flags  # (tables, seats)
+    setting: dict[str, npt.NDArray[np.int8]]
+    values: npt.NDArray[np.int16]  # (players, rows)
+    fouled: Flags
+    royalty: Ints  # as recorded: 0 in a fouled setting
+    declared: Ints
+    natural: Ints  # code, 0 for none
+    pairs: Pairs
+    points: Ints
+    money: Settlement
+    timed_out: Flags
+
+    def players(self, h: int) -> range:
+        lo, hi = np.searchsorted(self.hand_of, [h, h + 1])
+        return range(int(lo), int(hi))
+
+
+def simulate_chinese(
+    seed: int, n_tables: int, hands_per_table: int, fault_rate: float, scoring: str
+) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
+    rng = np.random.default_rng(seed)
+    t = Tables.open(rng, n_tables, 0.0, prefix="C")
+    surrender_points = rng.integers(2, 5, n_tables)
+    while (t.hand_no < hands_per_table).any():
+        seat_changes(rng, t)
+        dealt = _who_is_dealt(rng, t, hands_per_table)
+        tables = np.flatnonzero(dealt.any(axis=1))
+        fault = np.where(
+            rng.random(n_tables) < fault_rate, rng.integers(0, len(FAULTS), n_tables), -1
+        )
+        if tables.size == 0:
+            continue
+        played = _play(rng, t, tables, dealt, scoring == "2-4", surrender_points)
+        for h, table in enumerate(tables.tolist()):
+            t.hand_no[table] += 1
+            t.clock[table] += int(rng.integers(30, 120))
+            record = _record(t, table, played, h, scoring, int(surrender_points[table]))
+            yield record, (FAULTS[fault[table]] if fault[table] >= 0 else None)
+        t.stack[played.table_of, played.seat] = played.money.stack_end
+        t.pending_add_on[played.table_of, played.seat] = 0
+        t.timed_out[tables] = False
+        t.timed_out[played.table_of, played.seat] = played.timed_out
+
+
+def _who_is_dealt(rng: np.random.Generator, t: Tables, hands_per_table: int) -> Flags:
+    """The seated players with chips who did not time out, at most four a table (the lowest
+    seats); a table deals when two can play."""
+    able = t.occupied & ~t.timed_out & (t.stack > 0) & (rng.random(t.stack.shape) > 0.03)
+    dealt = able & (np.cumsum(able, axis=1) <= CHINESE.max_players)
+    playing = (dealt.sum(axis=1) >= CHINESE.min_players) & (t.hand_no < hands_per_table)
+    idle = ~playing & (t.hand_no < hands_per_table)
+    t.occupied[idle, :2] = True  # a table nobody can play at: two players sit down
+    t.stack[idle, :2] = np.maximum(t.stack[idle, :2], 100 * t.point_value[idle, None])
+    return dealt & playing[:, None]
+
+
+def _values(setting: dict[str, npt.NDArray[np.int8]]) -> npt.NDArray[np.int16]:
+    """Each player's row values, (players, rows)."""
+    hands = np.zeros(len(setting["top"]), np.int64)  # no boards: the hand does not matter
+    return showdown(CHINESE, np.zeros((1, 0, 0), np.int8), setting, hands).value[:, 0]
+
+
+def _split(cards: npt.NDArray[np.int8], order: npt.NDArray[np.intp]) -> dict[str, Any]:
+    ordered = np.take_along_axis(cards, order, axis=1)
+    return {"bottom": ordered[:, :5], "middle": ordered[:, 5:10], "top": ordered[:, 10:]}
+
+
+def _settings(rng: np.random.Generator, cards: npt.NDArray[np.int8]) -> dict[str, Any]:
+    """Settings players might make from 13 cards: of a dozen candidates (cards grouped by
+    rank, by suit, and shuffled), the strongest that does not foul; one player in twenty
+    takes a candidate at random and fouls as often as not."""
+    ranks = cards // 4
+    same_rank = (ranks[:, :, None] == ranks[:, None, :]).sum(axis=2)
+    same_suit = ((cards % 4)[:, :, None] == (cards % 4)[:, None, :]).sum(axis=2)
+    keys = [-(same_rank * 16 + ranks), -(same_suit * 16 + ranks), -ranks]
+    keys += [rng.random(cards.shape) for _ in range(9)]
+    candidates = [_split(cards, np.argsort(key, axis=1, kind="stable")) for key in keys]
+    scores = []
+    for setting in candidates:
+        values = _values(setting)
+        strength = values[:, 2] / 7462 + values[:, 1] / 7462 + (values[:, 0] - 7462) / 455
+        scores.append(np.where(rules.fouled(values), -1.0, strength))
+    best = np.argmax(np.stack(scores, axis=1), axis=1)
+    careless = rng.random(len(cards)) < 0.05
+    pick = np.where(careless, rng.integers(0, len(candidates), len(cards)), best)
+    return {
+        name: np.stack([c[name] for c in candidates], axis=1)[np.arange(len(cards)), pick]
+        for name in ("top", "middle", "bottom")
+    }
+
+
+def _declarations(rng: np.random.Generator, cards: npt.NDArray[np.int8]) -> tuple[Ints, Ints]:
+    """Naturals declared when the cards make one (the best of them), and a surrender now
+    and then."""
+    made = rules.naturals_made(cards)[:, 1:]
+    best = np.where(made.any(axis=1), made.shape[1] - np.argmax(made[:, ::-1], axis=1), 0)
+    surrender = rng.random(len(cards)) < 0.04
+    declared = np.where(best > 0, rules.NATURAL, np.where(surrender, rules.SURRENDER, rules.PLAY))
+    return declared.astype(np.int64), np.where(best > 0, best, 0).astype(np.int64)
+
+
+def _play(
+    rng: np.random.Generator,
+    t: Tables,
+    tables: Ints,
+    dealt: Flags,
+    two_four: bool,
+    surrender_points: Ints,
+) -> _Hands:
+    table_of, seat = np.nonzero(dealt)
+    hand_of = np.searchsorted(tables, table_of)
+    deck = np.argsort(rng.random((len(tables), 52)), axis=1).astype(np.int8)
+    slot = np.cumsum(dealt[tables], axis=1)[hand_of, seat] - 1  # the player's place at the table
+    cards = np.stack([deck[hand_of, slot * 13 + k] for k in range(13)], axis=1)
+    setting = _settings(rng, cards)
+    values = _values(setting)
+    fouled = rules.fouled(values)
+    royalty = rules.royalties(values, CHINESE.rows)
+    declared, natural = _declarations(rng, np.concatenate(list(setting.values()), axis=1))
+    a, b = pairs_of(hand_of, seat + 1)
+    hand = hand_of[a]
+    scored = rules.pair_points(
+        a,
+        b,
+        values,
+        fouled,
+        royalty,
+        declared,
+        np.where(declared == rules.NATURAL, rules.NATURAL_POINTS[natural], 0),
+        np.full(len(a), two_four),
+        surrender_points[tables][hand],
+    )
+    pairs = Pairs(hand, a, b, scored.points, scored.home_run)
+    stack_start = t.stack[table_of, seat]
+    money = settle(
+        pairs,
+        hand_of,
+        seat + 1,
+        stack_start,
+        t.point_value[tables],
+        t.rake_rate[tables],
+        t.rake_cap[tables],
+        table_stakes=True,
+    )
+    return _Hands(
+        tables,
+        table_of,
+        hand_of,
+        seat,
+        dealt,
+        setting,
+        values,
+        fouled,
+        np.where(fouled[:, None], 0, royalty),
+        declared,
+        natural,
+        pairs,
+        player_points(pairs, len(seat)),
+        money,
+        rng.random(len(seat)) < 0.03,
+    )
+
+
+def _record(
+    t: Tables, table: int, played: _Hands, h: int, scoring: str, surrender_points: int
+) -> dict[str, Any]:
+    table_id, no = t.table_id[table], int(t.hand_no[table])
+    players = played.players(h)
+    record: dict[str, Any] = {
+        "hand_id": f"{table_id}-{no:06d}",
+        "table_id": table_id,
+        "hand_no": no,
+        "started_at": datetime.fromtimestamp(int(t.clock[table]), UTC).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
+        "variant": "chinese",
+        "currency": "USD",
+        "point_value": money_text(int(t.point_value[table])),
+        "rake_rate": f"{t.rake_rate[table] / 10**9:.2f}",
+        "rake_cap": money_text(int(t.rake_cap[table])),
+        "scoring": scoring,
+        "surrender_points": surrender_points,
+        "players": [_player(t, table, played, i) for i in players],
+    }
+    pairs, seat, money = played.pairs, played.seat, played.money
+    lo, hi = np.searchsorted(pairs.hand, [h, h + 1])
+    record["settlements"] = [
+        {
+            "seat": int(seat[pairs.a[i]] + 1),
+            "opponent": int(seat[pairs.b[i]] + 1),
+            "points": int(pairs.points[i]),
+            "home_run": HOME_RUN_NAMES[int(pairs.home_run[i])],
+            "amount": money_text(int(money.amount[i])),
+        }
+        for i in range(int(lo), int(hi))
+    ]
+    record["rake_total"] = money_text(int(money.rake[players.start : players.stop].sum()))
+    return record
+
+
+def _player(t: Tables, table: int, played: _Hands, i: int) -> dict[str, Any]:
+    s = int(played.seat[i])
+    setting = {name: format_cards(cards[i]).tolist() for name, cards in played.setting.items()}
+    money = played.money
+    player: dict[str, Any] = {
+        "seat": s + 1,
+        "player_id": t.player_id(table, s),
+        "stack_start": money_text(int(money.stack_end[i] - money.net[i])),
+    }
+    if t.pending_add_on[table, s]:
+        player["add_on"] = money_text(int(t.pending_add_on[table, s]))
+    if played.declared[i] != rules.PLAY:
+        player["declare"] = rules.DECLARATIONS[played.declared[i]]
+    if played.declared[i] == rules.NATURAL:
+        player["natural"] = rules.NATURALS[played.natural[i] - 1]
+    player.update(
+        {
+            "cards": [c for row in setting.values() for c in row],
+            **setting,
+            "fouled": bool(played.fouled[i]),
+            "rows": [
+                {
+                    "row": row.name,
+                    "value": str(value_text([played.values[i, r]])[0]),
+                    "royalty": int(played.royalty[i, r]),
+                }
+                for r, row in enumerate(CHINESE.rows)
+            ],
+            "points": int(played.points[i]),
+            "won": money_text(int(money.won[i])),
+            "rake": money_text(int(money.rake[i])),
+            "net": money_text(int(money.net[i])),
+            "stack_end": money_text(int(money.stack_end[i])),
+        }
+    )
+    if played.timed_out[i]:
+        player["timed_out"] = True
+    return player
+
+
+assert CHINESE.max_players <= SEATS
