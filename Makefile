@@ -16,7 +16,8 @@ install: $(STAMP)
 
 # Audit the bundled sample into ./audit/audit.duckdb (exit 1 means findings: expected here).
 demo: $(STAMP)
-	@$(BIN)/handaudit verify fixtures/sample/jsonl/hands.jsonl.gz --out audit || test $$? -eq 1
+	@$(BIN)/handaudit verify fixtures/sample/jsonl/hands.jsonl.gz fixtures/sample/chinese/hands.jsonl.gz \
+		--out audit || test $$? -eq 1
 	@echo
 	@echo "Top divergences:"
 	@$(BIN)/python -c "import duckdb; c = duckdb.connect('audit/audit.duckdb', read_only=True); \
@@ -27,11 +28,15 @@ demo: $(STAMP)
 	@echo
 	@echo "One hand, step by step (handaudit explain G00001-000001):"
 	@$(BIN)/handaudit explain G00001-000001 --db audit/audit.duckdb
+	@echo
+	@echo "A closed Chinese hand (handaudit explain C00001-000002):"
+	@$(BIN)/handaudit explain C00001-000002 --db audit/audit.duckdb
 
 # Regenerate the bundled sample (same seed, same bytes).
 sample: $(STAMP)
 	$(BIN)/handaudit generate --tables 6 --hands 400 --seed 7 --faults 0.05 --out fixtures/sample/jsonl/hands.jsonl.gz
 	$(BIN)/handaudit generate --tables 6 --hands 400 --seed 7 --faults 0.05 --format parquet --out fixtures/sample/parquet/hands.parquet
+	$(BIN)/handaudit generate --variant chinese --tables 1 --hands 400 --seed 7 --faults 0.05 --out fixtures/sample/chinese/hands.jsonl.gz
 
 lint: $(STAMP)
 	$(BIN)/ruff check pipeline tests scripts

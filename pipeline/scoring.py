@@ -100,9 +100,12 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
     rows = values[:, 0, :]
     foul = chinese.fouled(rows)
     royalty = chinese.royalties(rows, batch.game.rows)
-    cards = np.concatenate([players.setting[row.name] for row in batch.game.rows], axis=1)
-    made = chinese.naturals_made(cards)[np.arange(len(cards)), players.natural]
     declared_natural = players.declared == chinese.NATURAL
+    # Naturals are judged on the 13 cards of the players who declare one (few).
+    who = np.flatnonzero(declared_natural)
+    cards = np.concatenate([players.setting[row.name][who] for row in batch.game.rows], axis=1)
+    made = np.ones(len(players), dtype=bool)
+    made[who] = chinese.naturals_made(cards)[np.arange(len(who)), players.natural[who]]
     # A natural the cards do not make is settled as played (and flagged by the checks).
     settled = np.where(declared_natural & ~made, chinese.PLAY, players.declared)
     natural = np.where(settled == chinese.NATURAL, chinese.NATURAL_POINTS[players.natural], 0)

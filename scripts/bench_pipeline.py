@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 HANDS_PER_TABLE = 200
 
 
-def data_set(hands: int, out: Path) -> tuple[Path, Path]:
-    folder = out / f"pipeline-{hands}"
+def data_set(hands: int, out: Path, variant: str = "taiwanese") -> tuple[Path, Path]:
+    folder = out / (f"pipeline-{hands}" if variant == "taiwanese" else f"{variant}-{hands}")
     jsonl, parquet = folder / "hands.jsonl", folder / "parquet" / "hands.parquet"
     tables = max(1, hands // HANDS_PER_TABLE)
     for path, fmt in ((jsonl, "jsonl"), (parquet, "parquet")):
@@ -47,6 +47,8 @@ def data_set(hands: int, out: Path) -> tuple[Path, Path]:
                     "0.5",
                     "--format",
                     fmt,
+                    "--variant",
+                    variant,
                     "--out",
                     str(path),
                 ],
@@ -66,10 +68,15 @@ def measure(path: Path, out: Path, workers: int) -> None:
     summary = verify([path], out, stages=stages, workers=workers)
     seconds = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
+    import duckdb
+
+    with duckdb.connect(str(summary.database), read_only=True) as con:
+        (players,) = con.execute("SELECT count(*) FROM players").fetchone() or (0,)
     print(
         json.dumps(
             {
                 "hands": summary.accounting.verified,
+                "players": players,
                 "seconds": seconds,
                 "stages": stages.seconds,
                 "cpu_seconds": usage.ru_utime + usage.ru_stime,
@@ -95,6 +102,7 @@ def main() -> None:
         return
     a.out.mkdir(exist_ok=True)
     jsonl, parquet = data_set(a.hands, a.out)
+    chinese_jsonl, chinese_parquet = data_set(a.hands, a.out, "chinese")
     if a.data_only:
         print(f"{jsonl}\n{parquet}")
         return
@@ -105,7 +113,12 @@ def main() -> None:
     )
     configs = [
         (f"{name}, {workers} worker{'s' if workers > 1 else ''}", path, workers)
-        for name, path in (("JSON Lines", jsonl), ("Parquet", parquet))
+        for name, path in (
+            ("JSON Lines", jsonl),
+            ("Parquet", parquet),
+            ("Chinese, JSON Lines", chinese_jsonl),
+            ("Chinese, Parquet", chinese_parquet),
+        )
         for workers in sorted({1, a.workers})
     ]
     rows = []
@@ -144,21 +157,23 @@ def main() -> None:
 
     stages = list(rows[0][2]["stages"])
     print(
-        "\n| input | hands/s | x baseline | seconds | cores busy | peak RSS MB | "
+        "\n| input | hands/s | x baseline | seconds | cores busy | CPU us a player | peak RSS MB | "
         + " | ".join(stages)
         + " |"
     )
-    print("| --- | " + " | ".join("---:" for _ in range(5 + len(stages))) + " |")
+    print("| --- | " + " | ".join("---:" for _ in range(6 + len(stages))) + " |")
     for name, rate, run, peak in rows:
         stage_text = " | ".join(f"{run['stages'].get(k, 0):.1f} s" for k in stages)
         print(
             f"| {name} | {rate:,.0f} | {rate / base_rate:.1f} | {run['seconds']:.1f} | "
-            f"{run['cpu_seconds'] / run['seconds']:.2f} | {peak:,.0f} | {stage_text} |"
+            f"{run['cpu_seconds'] / run['seconds']:.2f} | "
+            f"{run['cpu_seconds'] * 1e6 / max(run['players'], 1):.1f} | {peak:,.0f} | "
+            f"{stage_text} |"
         )
     print(
         f"| baseline (per-hand Python, phevaluator API, Decimal; first {a.baseline_hands:,} "
         f"hands; runs {', '.join(f'{r:,.0f}' for r in base_rates)}) | {base_rate:,.0f} | 1.0 | "
-        + " | ".join("" for _ in range(3 + len(stages)))
+        + " | ".join("" for _ in range(4 + len(stages)))
         + " |"
     )
     print(

@@ -107,12 +107,10 @@ def naturals_made(cards: npt.NDArray[np.int8]) -> Flags:
     """Per player's 13 cards (players, 13), which naturals they make: (players, 1 + 5),
     indexed by natural code (column 0, no natural, is always true)."""
     n = len(cards)
-    ranks = np.zeros((n, 13), dtype=np.int64)
-    suits = np.zeros((n, 4), dtype=np.int64)
-    rows = np.arange(n)
-    for column in cards.T.astype(np.int64):
-        np.add.at(ranks, (rows, column // 4), 1)
-        np.add.at(suits, (rows, column % 4), 1)
+    codes = cards.astype(np.int64)
+    owner = np.arange(n)[:, None]
+    ranks = np.bincount((owner * 13 + codes // 4).ravel(), minlength=n * 13).reshape(n, 13)
+    suits = np.bincount((owner * 4 + codes % 4).ravel(), minlength=n * 4).reshape(n, 4)
     by_size = -np.sort(-suits, axis=1)
     dragon = (ranks == 1).all(axis=1)
     return np.stack(

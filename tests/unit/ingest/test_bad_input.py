@@ -177,3 +177,70 @@ def test_a_corrupt_parquet_row_group_loses_only_its_rows(tmp_path: Path) -> None
     verified = [h for b in batches for h in b.hands.hand_id.to_pylist()]
     assert verified == ["g0", "g1", "g4", "g5"]
     assert accounting.read == accounting.verified + accounting.quarantined
+
+
+def chinese_hand() -> dict[str, Any]:
+    """A correctly settled closed Chinese hand (family/worked.md, hand 1), fresh each call."""
+    worked = Path(__file__).parents[3] / "fixtures" / "family_worked_hands.jsonl"
+    return json.loads(worked.read_text().splitlines()[0])
+
+
+def spoil_chinese(change: Any) -> str:
+    hand = chinese_hand()
+    change(hand)
+    return json.dumps(hand)
+
+
+CHINESE_CASES: dict[str, tuple[str, str]] = {
+    "a board on a Chinese hand": (
+        spoil_chinese(lambda h: h.update(boards=[["2c", "3c", "4c", "5c", "6c"]])),
+        "schema",
+    ),
+    "five players": (
+        spoil_chinese(
+            lambda h: h.update(
+                players=h["players"] + [dict(p, seat=p["seat"] + 1) for p in h["players"][:2]]
+            )
+        ),
+        "players",
+    ),
+    "one player": (spoil_chinese(lambda h: h.update(players=h["players"][:1])), "players"),
+    "an unknown natural": (
+        spoil_chinese(lambda h: h["players"][0].update(declare="natural", natural="flush")),
+        "schema",
+    ),
+    "a natural declared without its name": (
+        spoil_chinese(lambda h: h["players"][0].update(declare="natural")),
+        "schema",
+    ),
+    "rows of 3, 5 and 4": (
+        spoil_chinese(lambda h: h["players"][0]["bottom"].pop()),
+        "setting",
+    ),
+    "rows that are not the dealt cards": (
+        spoil_chinese(
+            lambda h: h["players"][0].update(
+                cards=["As"]
+                + h["players"][0]["top"][1:]
+                + h["players"][0]["middle"]
+                + h["players"][0]["bottom"]
+            )
+        ),
+        "setting",
+    ),
+    "a card dealt twice": (
+        spoil_chinese(lambda h: h["players"][0]["top"].__setitem__(0, h["players"][1]["top"][0])),
+        "duplicate_card",
+    ),
+    "a joker": (spoil_chinese(lambda h: h["players"][0]["top"].__setitem__(0, "JK")), "joker"),
+    "an unknown scoring": (spoil_chinese(lambda h: h.update(scoring="3-3")), "schema"),
+}
+
+
+@pytest.mark.parametrize("case", CHINESE_CASES)
+def test_each_bad_chinese_record_is_quarantined_with_its_check(case: str, tmp_path: Path) -> None:
+    line, check = CHINESE_CASES[case]
+    path = write_lines(tmp_path / "hands.jsonl", [json.dumps(chinese_hand()), line])
+    _, rejects, accounting = ingest(path)
+    assert [q.check.value for q in rejects] == [check], [q.message for q in rejects]
+    assert accounting.read == 2 and accounting.verified == 1 and accounting.quarantined == 1
