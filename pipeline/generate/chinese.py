@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -18,42 +17,19 @@ import numpy.typing as npt
 
 from pipeline.cards import format_cards
 from pipeline.evaluator import value_text
-from pipeline.games import CHINESE, HOME_RUN_NAMES
+from pipeline.games import CHINESE
 from pipeline.games import chinese as rules
+from pipeline.generate.faults import FAMILY_FAULTS
+from pipeline.generate.records import hand_head, result, seat_head, settlements
 from pipeline.generate.tables import SEATS, Tables, seat_changes
-from pipeline.money import Settlement, money_text, settle
+from pipeline.money import Settlement, money_text
 from pipeline.scoring import Pairs, pairs_of, player_points
 from pipeline.showdown import showdown
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
 # Record faults a Chinese hand can carry (chinese-family.md's checks among them).
-FAULTS = (
-    "unreadable",
-    "row_value",
-    "royalty",
-    "foul",
-    "natural",
-    "pair_points",
-    "home_run",
-    "pair_amount",
-    "points",
-    "won",
-    "rake",
-    "rake_total",
-    "net",
-    "stack_end",
-    "zero_sum",
-    "continuity",
-    "schema",
-    "card",
-    "duplicate_card",
-    "joker",
-    "setting",
-    "players",
-    "duplicate_hand",
-    "hand_no",
-)
+FAULTS = FAMILY_FAULTS
 
 
 @dataclass(frozen=True)
@@ -198,17 +174,7 @@ def _play(
         surrender_points[tables][hand],
     )
     pairs = Pairs(hand, a, b, scored.points, scored.home_run)
-    stack_start = t.stack[table_of, seat]
-    money = settle(
-        pairs,
-        hand_of,
-        seat + 1,
-        stack_start,
-        t.point_value[tables],
-        t.rake_rate[tables],
-        t.rake_cap[tables],
-        table_stakes=True,
-    )
+    _, money = t.settle(tables, pairs, hand_of, seat, table_stakes=True)
     return _Hands(
         tables,
         table_of,
@@ -231,75 +197,35 @@ def _play(
 def _record(
     t: Tables, table: int, played: _Hands, h: int, scoring: str, surrender_points: int
 ) -> dict[str, Any]:
-    table_id, no = t.table_id[table], int(t.hand_no[table])
     players = played.players(h)
-    record: dict[str, Any] = {
-        "hand_id": f"{table_id}-{no:06d}",
-        "table_id": table_id,
-        "hand_no": no,
-        "started_at": datetime.fromtimestamp(int(t.clock[table]), UTC).strftime(
-            "%Y-%m-%dT%H:%M:%SZ"
-        ),
-        "variant": "chinese",
-        "currency": "USD",
-        "point_value": money_text(int(t.point_value[table])),
-        "rake_rate": f"{t.rake_rate[table] / 10**9:.2f}",
-        "rake_cap": money_text(int(t.rake_cap[table])),
+    record = hand_head(t, table, "chinese") | {
         "scoring": scoring,
         "surrender_points": surrender_points,
         "players": [_player(t, table, played, i) for i in players],
     }
-    pairs, seat, money = played.pairs, played.seat, played.money
-    lo, hi = np.searchsorted(pairs.hand, [h, h + 1])
-    record["settlements"] = [
-        {
-            "seat": int(seat[pairs.a[i]] + 1),
-            "opponent": int(seat[pairs.b[i]] + 1),
-            "points": int(pairs.points[i]),
-            "home_run": HOME_RUN_NAMES[int(pairs.home_run[i])],
-            "amount": money_text(int(money.amount[i])),
-        }
-        for i in range(int(lo), int(hi))
-    ]
-    record["rake_total"] = money_text(int(money.rake[players.start : players.stop].sum()))
+    record["settlements"] = settlements(played.pairs, played.seat, played.money, h)
+    record["rake_total"] = money_text(int(played.money.rake[players.start : players.stop].sum()))
     return record
 
 
 def _player(t: Tables, table: int, played: _Hands, i: int) -> dict[str, Any]:
-    s = int(played.seat[i])
     setting = {name: format_cards(cards[i]).tolist() for name, cards in played.setting.items()}
     money = played.money
-    player: dict[str, Any] = {
-        "seat": s + 1,
-        "player_id": t.player_id(table, s),
-        "stack_start": money_text(int(money.stack_end[i] - money.net[i])),
-    }
-    if t.pending_add_on[table, s]:
-        player["add_on"] = money_text(int(t.pending_add_on[table, s]))
+    player = seat_head(t, table, int(played.seat[i]), int(money.stack_end[i] - money.net[i]))
     if played.declared[i] != rules.PLAY:
         player["declare"] = rules.DECLARATIONS[played.declared[i]]
     if played.declared[i] == rules.NATURAL:
         player["natural"] = rules.NATURALS[played.natural[i] - 1]
-    player.update(
+    rows = [
         {
-            "cards": [c for row in setting.values() for c in row],
-            **setting,
-            "fouled": bool(played.fouled[i]),
-            "rows": [
-                {
-                    "row": row.name,
-                    "value": str(value_text([played.values[i, r]])[0]),
-                    "royalty": int(played.royalty[i, r]),
-                }
-                for r, row in enumerate(CHINESE.rows)
-            ],
-            "points": int(played.points[i]),
-            "won": money_text(int(money.won[i])),
-            "rake": money_text(int(money.rake[i])),
-            "net": money_text(int(money.net[i])),
-            "stack_end": money_text(int(money.stack_end[i])),
+            "row": row.name,
+            "value": str(value_text([played.values[i, r]])[0]),
+            "royalty": int(played.royalty[i, r]),
         }
-    )
+        for r, row in enumerate(CHINESE.rows)
+    ]
+    player |= {"cards": [c for row in setting.values() for c in row], **setting}
+    player |= {"fouled": bool(played.fouled[i]), "rows": rows} | result(played.points, money, i)
     if played.timed_out[i]:
         player["timed_out"] = True
     return player

@@ -41,6 +41,8 @@ RECORD_FAULTS = (
     "hand_no",
 )
 DEALING_FAULTS = ("cover", "largest_group", "floor_60", "timeout_sit_out")
+# A closed Chinese hand carries the record faults of a game without jokers, and its own.
+FAMILY_FAULTS = (*(f for f in RECORD_FAULTS if f != "joker_as"), "foul", "royalty", "natural")
 ECHO_HANDS = 5  # later hands of the table where a fault may legitimately echo
 
 

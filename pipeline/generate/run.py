@@ -7,7 +7,6 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,11 @@ import pyarrow.parquet as pq
 from pipeline.cards import format_cards
 from pipeline.errors import AuditError
 from pipeline.evaluator import value_text
-from pipeline.games import HOME_RUN_NAMES
 from pipeline.games import TAIWANESE_JOKERS as GAME
 from pipeline.games.chinese import SCORING
 from pipeline.generate import faults
 from pipeline.generate.chinese import simulate_chinese
+from pipeline.generate.records import hand_head, result, seat_head, settlements
 from pipeline.generate.tables import (
     SEATS,
     Tables,
@@ -34,7 +33,7 @@ from pipeline.generate.tables import (
     settings_for,
 )
 from pipeline.hand_history import arrow_schema, text_schema
-from pipeline.money import Settlement, money_text, settle
+from pipeline.money import Settlement, money_text
 from pipeline.progress import Progress
 from pipeline.scoring import Pairs, player_points, score_pairs
 from pipeline.showdown import showdown
@@ -163,16 +162,7 @@ def _play(rng: np.random.Generator, t: Tables, tables: Ints, dealt: Flags, away:
     setting = {name: row[table_of, seat] for name, row in zip(GAME.row_names, rows, strict=True)}
     shown = showdown(GAME, boards[tables], setting, hand_of)
     pairs = score_pairs(GAME, shown.value, hand_of, seat + 1)
-    stack_start = t.stack[table_of, seat]
-    money = settle(
-        pairs,
-        hand_of,
-        seat + 1,
-        stack_start,
-        t.point_value[tables],
-        t.rake_rate[tables],
-        t.rake_cap[tables],
-    )
+    stack_start, money = t.settle(tables, pairs, hand_of, seat)
     return _Played(
         tables=tables,
         table_of=table_of,
@@ -231,74 +221,35 @@ def _dealing_faults(
 
 def _record(t: Tables, table: int, played: _Played, h: int) -> dict[str, Any]:
     """The hand record of hand `h` of a step, dealt at `table`, as hand-history.md has it."""
-    table_id = t.table_id[table]
-    no = int(t.hand_no[table])
     players = played.players(h)
-    record: dict[str, Any] = {
-        "hand_id": f"{table_id}-{no:06d}",
-        "table_id": table_id,
-        "hand_no": no,
-        "started_at": datetime.fromtimestamp(int(t.clock[table]), UTC).strftime(
-            "%Y-%m-%dT%H:%M:%SZ"
-        ),
-        "variant": "taiwanese_jokers" if t.jokers[table] else "taiwanese",
-        "currency": "USD",
-        "point_value": money_text(int(t.point_value[table])),
-        "rake_rate": f"{t.rake_rate[table] / 10**9:.2f}",
-        "rake_cap": money_text(int(t.rake_cap[table])),
+    variant = "taiwanese_jokers" if t.jokers[table] else "taiwanese"
+    record = hand_head(t, table, variant) | {
         "boards": played.boards[table].tolist(),
         "players": [_player(t, table, played, i) for i in players],
     }
     sitting = _sitting_out(t, table, played)
     if sitting:
         record["sitting_out"] = sitting
-    pairs, seat, money = played.pairs, played.seat, played.money
-    record["settlements"] = [
-        {
-            "seat": int(seat[pairs.a[i]] + 1),
-            "opponent": int(seat[pairs.b[i]] + 1),
-            "points": int(pairs.points[i]),
-            "home_run": HOME_RUN_NAMES[int(pairs.home_run[i])],
-            "amount": money_text(int(money.amount[i])),
-        }
-        for i in played.pairs_of(h)
-    ]
-    record["rake_total"] = money_text(int(money.rake[players.start : players.stop].sum()))
+    record["settlements"] = settlements(played.pairs, played.seat, played.money, h)
+    record["rake_total"] = money_text(int(played.money.rake[players.start : players.stop].sum()))
     return record
 
 
 def _player(t: Tables, table: int, played: _Played, i: int) -> dict[str, Any]:
-    s = int(played.seat[i])
     setting = {name: cards[i].tolist() for name, cards in played.setting.items()}
-    player: dict[str, Any] = {
-        "seat": s + 1,
-        "player_id": t.player_id(table, s),
-        "stack_start": money_text(int(played.stack_start[i])),
-    }
-    if t.pending_add_on[table, s]:
-        player["add_on"] = money_text(int(t.pending_add_on[table, s]))
-    money = played.money
-    player.update(
+    rows = [
         {
-            "cards": [c for row in setting.values() for c in row],
-            **setting,
-            "rows": [
-                {
-                    "board": b + 1,
-                    "row": name,
-                    "value": str(played.values[i, b, r]),
-                    "joker_as": [c for c in played.substitutes[i, b, r].tolist() if c] or None,
-                }
-                for b in range(GAME.boards)
-                for r, name in enumerate(GAME.row_names)
-            ],
-            "points": int(played.points[i]),
-            "won": money_text(int(money.won[i])),
-            "rake": money_text(int(money.rake[i])),
-            "net": money_text(int(money.net[i])),
-            "stack_end": money_text(int(money.stack_end[i])),
+            "board": b + 1,
+            "row": name,
+            "value": str(played.values[i, b, r]),
+            "joker_as": [c for c in played.substitutes[i, b, r].tolist() if c] or None,
         }
-    )
+        for b in range(GAME.boards)
+        for r, name in enumerate(GAME.row_names)
+    ]
+    player = seat_head(t, table, int(played.seat[i]), int(played.stack_start[i]))
+    player |= {"cards": [c for row in setting.values() for c in row], **setting, "rows": rows}
+    player |= result(played.points, played.money, i)
     if played.timed_out[i]:
         player["timed_out"] = True
     return player

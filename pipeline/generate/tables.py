@@ -14,6 +14,8 @@ import numpy.typing as npt
 
 from pipeline.cards import JOKER
 from pipeline.games import TAIWANESE_JOKERS as GAME
+from pipeline.money import Settlement, settle
+from pipeline.scoring import Pairs
 
 SEATS = 6
 POINT_VALUES = np.array([10, 25, 50, 100, 200, 500])  # cents per point
@@ -60,6 +62,24 @@ class Tables:
             hand_no=np.zeros(n, np.int64),
             clock=1_795_000_000 + rng.integers(0, 30 * 86400, n),
         )
+
+    def settle(
+        self, tables: Ints, pairs: Pairs, hand_of: Ints, seat: Ints, table_stakes: bool = False
+    ) -> tuple[Ints, Settlement]:
+        """The stacks the dealt players (0-based `seat`) start with, and the step's money by
+        the project's own engine, at each table's stakes."""
+        stack_start = self.stack[tables[hand_of], seat]
+        money = settle(
+            pairs,
+            hand_of,
+            seat + 1,
+            stack_start,
+            self.point_value[tables],
+            self.rake_rate[tables],
+            self.rake_cap[tables],
+            table_stakes=table_stakes,
+        )
+        return stack_start, money
 
     def player_id(self, table: int, seat: int) -> str:
         serial = int(self.serial[table, seat])
