@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from pipeline.batch import HandBatch
 from pipeline.cards import card_texts, format_cards
-from pipeline.checks.family import check_chinese
+from pipeline.checks.family import check_chinese, open_face_hands, streets_dealt
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
 from pipeline.columns import decimals
@@ -102,7 +102,7 @@ def audit_batch(batch: HandBatch, stages: Stages = NO_STAGES) -> BatchAudit:
 def _score(batch: HandBatch, shown: Showdown) -> Scored:
     players, hands = batch.players, batch.hands
     chinese = None
-    if batch.game.family == "chinese":
+    if batch.game.layout == "chinese":
         pairs, chinese = score_chinese(batch, shown.value)
     else:
         pairs = score_pairs(batch.game, shown.value, players.hand, players.seat)
@@ -149,7 +149,7 @@ def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Finding
             }
         ),
         divergences=findings.table(hand_id, batch.hands.table_id),
-        layout=batch.game.family,
+        layout=batch.game.layout,
     )
 
 
@@ -186,11 +186,15 @@ def _hands_table(batch: HandBatch, scored: Scored, findings: Findings) -> pa.Tab
 
 
 def _chinese_hands(batch: HandBatch) -> dict[str, pa.Array]:
-    """The table settings of closed Chinese hands: the method and the surrender's points."""
-    method = np.array(SCORING, dtype=object)[batch.hands.two_four.astype(np.int64)]
+    """The table settings of the family's hands: the method and the surrender's points
+    (closed Chinese), whether the table plays Fantasyland (open-face)."""
+    hands = batch.hands
+    open_face = open_face_hands(batch)
+    method = np.array(SCORING, dtype=object)[hands.two_four.astype(np.int64)]
     return {
         "scoring": pa.array(method, pa.string()),
-        "surrender_points": pa.array(batch.hands.surrender_points, pa.int64()),
+        "surrender_points": pa.array(hands.surrender_points, pa.int64(), mask=open_face),
+        "fantasyland_rule": pa.array(hands.fantasyland_rule, mask=~open_face),
     }
 
 
@@ -215,14 +219,30 @@ def _players_table(batch: HandBatch, scored: Scored) -> pa.Table:
         "recorded_stack_end": decimals(players.stack_end),
     }
     if scored.chinese is not None:
-        natural = np.array([None, *NATURALS], dtype=object)[players.natural]
-        columns |= {
-            "fouled": scored.chinese.fouled,
-            "recorded_fouled": pa.array(players.fouled, mask=~players.has_fouled),
-            "declare": pa.array(np.array(DECLARATIONS, dtype=object)[players.declared]),
-            "natural": pa.array(natural, pa.string()),
-        }
+        columns |= _family_players(batch, scored.chinese)
     return pa.table(columns)
+
+
+def _family_players(batch: HandBatch, scored: ChineseScore) -> dict[str, pa.Array]:
+    """The family's player columns: the foul, the declaration (closed Chinese) and
+    Fantasyland (open-face); null where a game has no such thing."""
+    players = batch.players
+    open_face = open_face_hands(batch)[players.hand]
+    natural = np.array([None, *NATURALS], dtype=object)[players.natural]
+    declare = np.array(DECLARATIONS, dtype=object)[players.declared]
+    return {
+        "fouled": scored.fouled,
+        "recorded_fouled": pa.array(players.fouled, mask=~players.has_fouled),
+        "declare": pa.array(declare, pa.string(), mask=open_face),
+        "natural": pa.array(natural, pa.string()),
+        "fantasyland": pa.array(players.fantasyland, mask=~open_face),
+        "fantasyland_next": pa.array(scored.fantasyland_next, mask=~open_face),
+        "recorded_fantasyland_next": pa.array(
+            players.fantasyland_next, mask=~(open_face & players.has_fantasyland_next)
+        ),
+        "fantasyland_cards": pa.array(scored.fantasyland_cards, pa.int64(), mask=~open_face),
+        "cards_dealt": pa.array(streets_dealt(batch), pa.int64(), mask=~open_face),
+    }
 
 
 def _spread(values: pa.Array, index: np.ndarray) -> pa.Array:

@@ -37,6 +37,8 @@ class Hands:
     source: pa.Array
     two_four: Flags  # chinese: scored 2-4 (else 1-6)
     surrender_points: Ints  # chinese
+    game: Ints  # the index of the hand's game in pipeline.games.VARIANTS
+    fantasyland_rule: Flags  # open-face: the table plays Fantasyland
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -55,6 +57,10 @@ class Players:
     natural: Ints  # chinese: 1 + the index of the natural declared in NATURALS, 0 for none
     fouled: Flags  # the family's recorded foul; see has_fouled
     has_fouled: Flags
+    fantasyland: Flags  # open-face: dealt in Fantasyland (as recorded)
+    fantasyland_next: Flags  # open-face: recorded; see has_fantasyland_next
+    has_fantasyland_next: Flags
+    streets: pa.Array  # open-face: list<struct<dealt, top, middle, bottom, discard>> per player
     points: Ints  # recorded
     won: Ints
     rake: Ints

@@ -184,6 +184,16 @@ class SittingOut(Record):
     reason: Literal["short", "timeout", "away"]
 
 
+class Street(Record):
+    """One street of an open-face hand: the cards dealt, and where each went."""
+
+    dealt: list[Card]
+    top: list[Card] | None = None
+    middle: list[Card] | None = None
+    bottom: list[Card] | None = None
+    discard: list[Card] | None = None
+
+
 class Player(Record):
     seat: Seat
     player_id: str
@@ -197,6 +207,9 @@ class Player(Record):
     declare: Declaration | None = None  # chinese; none: play
     natural: NaturalName | None = None  # with declare "natural"
     fouled: bool | None = None  # the family's recorded foul
+    streets: list[Street] | None = None  # open-face: required
+    fantasyland: bool | None = None  # open-face; none: false
+    fantasyland_next: bool | None = None  # open-face: recorded
     rows: list[RowResult] | None = None
     points: int
     won: Money
@@ -218,6 +231,7 @@ class Hand(Record):
     boards: list[Board] | None = None  # as many as the game deals (checked with the game)
     scoring: ScoringName | None = None  # chinese; none: 1-6
     surrender_points: Annotated[int, Field(ge=0)] | None = None  # chinese; none: 3
+    fantasyland_rule: bool | None = None  # open-face; none: true
     players: list[Player]
     settlements: list[PairSettlement] | None = None
     rake_total: Money | None = None

@@ -13,7 +13,15 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.batch import HandBatch
-from pipeline.games import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, Variant, chinese
+from pipeline.games import (
+    HOME_RUN_NONE,
+    HOME_RUN_OPPONENT,
+    HOME_RUN_SEAT,
+    VARIANTS,
+    Variant,
+    chinese,
+)
+from pipeline.games import open_face as ofc
 
 Ints = npt.NDArray[np.int64]
 
@@ -86,32 +94,32 @@ def sum_by(index: Ints, values: Ints, n: int) -> Ints:
 
 @dataclass(frozen=True)
 class ChineseScore:
-    """What closed Chinese Poker adds per player: the foul, each row's royalty as recorded
-    (0 in a fouled setting), and whether a declared natural is made by the cards."""
+    """What the Chinese family adds per player: the foul, each row's royalty as recorded
+    (0 in a fouled setting), whether a declared natural is made by the cards, and the
+    Fantasyland an open-face hand earns for the next (with the cards it deals then)."""
 
     fouled: npt.NDArray[np.bool_]
     royalty: Ints  # (players, rows)
     natural_made: npt.NDArray[np.bool_]  # true where no natural is declared
+    fantasyland_next: npt.NDArray[np.bool_]
+    fantasyland_cards: Ints  # 0 where none is earned
 
 
 def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pairs, ChineseScore]:
-    """Pair points and scoops of closed Chinese hands, from row values (players, 1, rows)."""
+    """Pair points and scoops of the family's hands (closed Chinese and open-face, which
+    share their rows), from row values (players, 1, rows)."""
     players, hands = batch.players, batch.hands
     rows = values[:, 0, :]
     foul = chinese.fouled(rows)
-    royalty = chinese.royalties(rows, batch.game.rows)
-    declared_natural = players.declared == chinese.NATURAL
-    # Naturals are judged on the 13 cards of the players who declare one (few).
-    who = np.flatnonzero(declared_natural)
-    cards = np.concatenate([players.setting[row.name][who] for row in batch.game.rows], axis=1)
-    made = np.ones(len(players), dtype=bool)
-    made[who] = chinese.naturals_made(cards)[np.arange(len(who)), players.natural[who]]
-    # A natural the cards do not make is settled as played (and flagged by the checks).
-    settled = np.where(declared_natural & ~made, chinese.PLAY, players.declared)
-    natural = np.where(settled == chinese.NATURAL, chinese.NATURAL_POINTS[players.natural], 0)
+    kind = np.array([g.family for g in VARIANTS.values()], dtype=object)[hands.game]
+    open_face = (kind == "open_face")[players.hand]
+    royalty = np.where(
+        open_face[:, None], ofc.royalties(rows), chinese.royalties(rows, batch.game.rows)
+    )
+    made, settled, natural = _naturals(batch)
     a, b = pairs_of(players.hand, players.seat)
     hand = players.hand[a]
-    scored = chinese.pair_points(
+    closed = chinese.pair_points(
         a,
         b,
         rows,
@@ -122,6 +130,39 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
         hands.two_four[hand],
         hands.surrender_points[hand],
     )
-    recorded_royalty = np.where(foul[:, None], 0, royalty)
-    pairs = Pairs(hand, a, b, scored.points, scored.home_run)
-    return pairs, ChineseScore(foul, recorded_royalty, made | ~declared_natural)
+    opened = ofc.pair_points(a, b, rows, foul, royalty)
+    pair_open = open_face[a]
+    pairs = Pairs(
+        hand,
+        a,
+        b,
+        np.where(pair_open, opened.points, closed.points),
+        np.where(pair_open, opened.home_run, closed.home_run),
+    )
+    pineapple = (np.array(list(VARIANTS)) == "pineapple_ofc")[hands.game][players.hand]
+    earned, cards = ofc.fantasyland_next(rows, foul, players.fantasyland, pineapple)
+    plays = open_face & hands.fantasyland_rule[players.hand]
+    score = ChineseScore(
+        foul,
+        np.where(foul[:, None], 0, royalty),
+        made,
+        earned & plays,
+        np.where(plays, cards, 0),
+    )
+    return pairs, score
+
+
+def _naturals(batch: HandBatch) -> tuple[npt.NDArray[np.bool_], Ints, Ints]:
+    """Per player: whether a declared natural is made (true where none is declared), the
+    declaration as settled (a natural the cards do not make is played, and flagged by the
+    checks), and the settled natural's base points."""
+    players = batch.players
+    declared_natural = players.declared == chinese.NATURAL
+    # Naturals are judged on the 13 cards of the players who declare one (few).
+    who = np.flatnonzero(declared_natural)
+    cards = np.concatenate([players.setting[row.name][who] for row in batch.game.rows], axis=1)
+    made = np.ones(len(players), dtype=bool)
+    made[who] = chinese.naturals_made(cards)[np.arange(len(who)), players.natural[who]]
+    settled = np.where(declared_natural & ~made, chinese.PLAY, players.declared)
+    points = np.where(settled == chinese.NATURAL, chinese.NATURAL_POINTS[players.natural], 0)
+    return made, settled, points

@@ -50,13 +50,16 @@ TABLES: dict[str, str] = {
         variant VARCHAR, currency VARCHAR, point_value {MONEY}, rake_rate DECIMAL(18,9),
         rake_cap {MONEY}, n_players BIGINT, rake_total {MONEY}, recorded_rake_total {MONEY},
         {", ".join(f"board_{b + 1} VARCHAR" for b in range(LAYOUT.boards))},
-        status VARCHAR, source VARCHAR, scoring VARCHAR, surrender_points BIGINT""",
+        status VARCHAR, source VARCHAR, scoring VARCHAR, surrender_points BIGINT,
+        fantasyland_rule BOOLEAN""",
     "players": f"""
         hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack_start {MONEY}, add_on {MONEY},
         timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},
         stack_end {MONEY}, recorded_points BIGINT, recorded_won {MONEY},
         recorded_rake {MONEY}, recorded_net {MONEY}, recorded_stack_end {MONEY},
-        fouled BOOLEAN, recorded_fouled BOOLEAN, declare VARCHAR, "natural" VARCHAR""",
+        fouled BOOLEAN, recorded_fouled BOOLEAN, declare VARCHAR, "natural" VARCHAR,
+        fantasyland BOOLEAN, fantasyland_next BOOLEAN, recorded_fantasyland_next BOOLEAN,
+        fantasyland_cards BIGINT, cards_dealt BIGINT""",
     # `rows` is a view: each player's setting and row values are stored once per player,
     # in the table of the layout of their game, as small integers (cards: top, middle,
     # bottom as card codes; values board-major: board 1 top, middle, bottom, then board

@@ -232,6 +232,56 @@ HAND_NUMBERS = _insert(
 )
 
 
+# chinese-family.md section 6, across an open-face table's hands: each player's
+# Fantasyland (and the cards it deals) is what their previous hand there earned, and
+# nobody of a hand that earned it skips the next hand (unless they timed out).
+FANTASYLAND = _insert(
+    "fantasyland",
+    """
+    WITH open AS (
+        SELECT h.table_id, h.hand_no, h.hand_id, p.seat, p.player_id, p.fantasyland,
+               p.fantasyland_next, p.fantasyland_cards, p.cards_dealt, p.timed_out
+        FROM players p JOIN hands h USING (hand_id)
+        WHERE p.fantasyland IS NOT NULL
+    ),
+    ordered AS (
+        SELECT *, coalesce(lag(fantasyland_next) OVER w, FALSE) AS earned,
+               lag(fantasyland_cards) OVER w AS earned_cards,
+               coalesce(lag(hand_id) OVER w, 'none (a first hand)') AS previous_hand
+        FROM open
+        WINDOW w AS (PARTITION BY table_id, player_id ORDER BY hand_no, hand_id)
+    ),
+    wrong AS (
+        SELECT *, fantasyland <> earned AS wrong_state FROM ordered
+        WHERE fantasyland <> earned OR (fantasyland AND cards_dealt <> earned_cards)
+    )
+    SELECT hand_id, table_id, seat,
+           CASE WHEN wrong_state THEN CASE WHEN earned THEN 'Fantasyland' ELSE 'no Fantasyland' END
+                ELSE format('{} cards', earned_cards) END AS expected,
+           CASE WHEN wrong_state THEN CASE WHEN fantasyland THEN 'Fantasyland'
+                                           ELSE 'no Fantasyland' END
+                ELSE format('{} cards', cards_dealt) END AS recorded,
+           CASE WHEN wrong_state
+                THEN format('seat {} ({}) is {}in Fantasyland, but the previous hand {} earned {}',
+                            seat, player_id, CASE WHEN fantasyland THEN '' ELSE 'not ' END,
+                            previous_hand, CASE WHEN earned THEN 'it' ELSE 'none' END)
+                ELSE format('seat {} ({}) is dealt {} cards in Fantasyland, but hand {} earned {}',
+                            seat, player_id, cards_dealt, previous_hand, earned_cards)
+           END AS message
+    FROM wrong
+    UNION ALL
+    SELECT s.next_hand_id, o.table_id, o.seat, 'dealt in', 'missing',
+           format('seat {} ({}) played hand {}, which earned Fantasyland, and is missing from '
+                  'the next hand', o.seat, o.player_id, o.hand_id)
+    FROM open o JOIN sequence s ON s.hand_id = o.hand_id AND s.table_id = o.table_id
+    WHERE o.hand_id IN (SELECT hand_id FROM open WHERE fantasyland_next)
+      AND NOT o.timed_out AND s.next_hand_id IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM appearances a
+                      WHERE a.hand_id = s.next_hand_id AND a.player_id = o.player_id)
+""",
+)
+
+
 def check_table_rules(store: Store) -> None:
     """Add divergences for cover, largest group, floor, timeouts, continuity and hand order."""
     for sql in (
@@ -244,6 +294,7 @@ def check_table_rules(store: Store) -> None:
         TIMEOUT,
         CONTINUITY,
         HAND_NUMBERS,
+        FANTASYLAND,
     ):
         store.query(sql)
     store.query(

@@ -11,10 +11,13 @@ from pipeline.games.game import (
     Row,
     Variant,
 )
+from pipeline.games.open_face import OFC, PINEAPPLE
 from pipeline.games.taiwanese import TAIWANESE, TAIWANESE_JOKERS
 
-VARIANTS: dict[str, Variant] = {v.name: v for v in (TAIWANESE, TAIWANESE_JOKERS, CHINESE)}
-# The layouts of rows and boards, by family: a batch holds hands of one layout.
+VARIANTS: dict[str, Variant] = {
+    v.name: v for v in (TAIWANESE, TAIWANESE_JOKERS, CHINESE, OFC, PINEAPPLE)
+}
+# The layouts of rows and boards: a batch holds hands of one layout.
 LAYOUTS: dict[str, Variant] = {"taiwanese": TAIWANESE_JOKERS, "chinese": CHINESE}
 ROW_NAMES = TAIWANESE.row_names  # every game of the family names its rows so
 SEATS = max(v.seats for v in VARIANTS.values())

@@ -35,6 +35,7 @@ CHINESE = Variant(
     seats=6,
     floor_points=0,
     family="chinese",
+    layout="chinese",
 )
 
 SCORING = ("1-6", "2-4")  # the methods, by code

@@ -38,7 +38,8 @@ class Variant:
     max_players: int
     seats: int  # seats are numbered 1 to this
     floor_points: int  # a player below this many points is not dealt in again (0: no floor)
-    family: str = "taiwanese"  # whose scoring it plays: "taiwanese" or "chinese"
+    family: str = "taiwanese"  # whose scoring it plays: "taiwanese", "chinese" or "open_face"
+    layout: str = "taiwanese"  # whose rows and boards it deals: "taiwanese" or "chinese"
 
     @property
     def cards_per_player(self) -> int:

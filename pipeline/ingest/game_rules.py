@@ -73,6 +73,8 @@ class HandCards:
     dealt: CardList
     declared_natural: Flags  # per player
     natural_unnamed: Flags
+    discards: CardList  # open-face: every discarded card of each player (owner: the player)
+    without_streets: Flags  # per player: an open-face player whose streets are missing
 
     @classmethod
     def read(cls, table: pa.Table) -> HandCards:
@@ -99,6 +101,8 @@ class HandCards:
                 pc.equal(field(players, "declare"), "natural"), False
             ).to_numpy(zero_copy_only=False),
             natural_unnamed=is_null(field(players, "natural")),
+            discards=_discards(field(players, "streets")),
+            without_streets=_open_face(table)[hand_of] & (lengths(field(players, "streets")) <= 0),
         )
 
     def __len__(self) -> int:
@@ -220,9 +224,8 @@ def duplicate_card_rule(h: HandCards) -> Verdict:
     n = len(h)
     hand_bits = np.zeros(n, dtype=np.uint64)
     hand_cards = np.zeros(n, dtype=np.int64)
-    for cards, owner in [(h.boards, h.boards.owner)] + [
-        (c, h.hand_of[c.owner]) for c in h.rows.values()
-    ]:
+    lists = [h.boards, *h.rows.values(), h.discards]  # discards too: cards no one else holds
+    for cards, owner in [(c, h.hand_of[c.owner] if c is not h.boards else c.owner) for c in lists]:
         bits, standard = _card_bits(cards.codes)
         hand_bits |= _or_by(owner, bits, n)
         hand_cards += np.bincount(owner[standard], minlength=n)
@@ -270,10 +273,12 @@ def setting_rule(h: HandCards) -> Verdict:
         )
         dealt = h.dealt.per_player(n_players, int(size))
         differs[some] = (np.sort(setting[some], axis=1) != np.sort(dealt[some], axis=1)).any(axis=1)
-    wrong = ~shaped | wrong_count | differs
+    wrong = ~shaped | wrong_count | differs | h.without_streets
 
     def why(i: int) -> str:
         for p in h.players_of(i):
+            if h.without_streets[p]:
+                return f"seat {h.seat[p]} has no streets; an open-face hand records them"
             if not shaped[p]:
                 got = ", ".join(f"{r} {max(c.lengths[p], 0)}" for r, c in h.rows.items())
                 *most, last = (str(int(sizes[r][i])) for r in ROW_NAMES)
@@ -288,6 +293,19 @@ def setting_rule(h: HandCards) -> Verdict:
     failed = np.zeros(len(h), dtype=bool)
     failed[h.hand_of[wrong]] = True
     return Verdict(failed, why)
+
+
+def _discards(streets: pa.Array) -> CardList:
+    """The discarded cards of every player's streets, each owned by its player."""
+    per_street, player = children(streets)
+    texts, street = children(field(per_street, "discard"))
+    owner = player[street]
+    return CardList(try_parse(texts), owner, texts, np.zeros(0, dtype=np.int64))
+
+
+def _open_face(table: pa.Table) -> Flags:
+    names = pa.array([g.name for g in GAMES if g.family == "open_face"])
+    return pc.is_in(whole(table["variant"]), value_set=names).to_numpy(zero_copy_only=False)
 
 
 # In order of precedence: a record is quarantined by the first rule it fails.

@@ -68,7 +68,10 @@ class ArrowBlock:
 # building a string for every value (a third of the read time); the checks then look
 # at each distinct text once.
 DICTIONARY_FIELDS = frozenset(
-    {"boards", "cards", "top", "middle", "bottom", "row", "value", "joker_as", "home_run", "reason"}
+    {
+        *("boards", "cards", "top", "middle", "bottom", "dealt", "discard", "row", "value"),
+        *("joker_as", "home_run", "reason", "declare", "natural", "scoring"),
+    }
 )
 _LIST_LEVELS = frozenset({"list", "element", "item", "array", "bag"})
 

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from pipeline import batch as hb
 from pipeline.columns import children, field, ints, is_null, text, unscaled, utc_micros, whole
-from pipeline.games import HOME_RUN_NAMES, LAYOUTS, ROW_NAMES, Variant
+from pipeline.games import HOME_RUN_NAMES, LAYOUTS, ROW_NAMES, VARIANTS, Variant
 from pipeline.games.chinese import DECLARATIONS, DEFAULT_SURRENDER_POINTS, NATURALS
 from pipeline.hand_history import Hand
 from pipeline.ingest.decode import Decoded, schema_message
@@ -140,7 +140,7 @@ def _read_before(
 def to_batches(table: pa.Table, sources: list[str], cards: HandCards) -> list[hb.HandBatch]:
     """Validated records as one batch per layout of rows and boards, in the order of
     LAYOUTS (a block of one game, the usual case, is one batch as it is)."""
-    layout = np.array([list(LAYOUTS).index(g.family) for g in GAMES])[cards.game]
+    layout = np.array([list(LAYOUTS).index(g.layout) for g in GAMES])[cards.game]
     present = np.unique(layout)
     if len(present) == 1:
         return [to_batch(table, sources, cards, list(LAYOUTS.values())[present[0]])]
@@ -188,6 +188,8 @@ def _hands(table: pa.Table, sources: list[str]) -> hb.Hands:
             zero_copy_only=False
         ),
         surrender_points=ints(table["surrender_points"], DEFAULT_SURRENDER_POINTS),
+        game=ints(pc.index_in(variant, value_set=pa.array(list(VARIANTS)))),
+        fantasyland_rule=_flag(table["fantasyland_rule"], True),
     )
 
 
@@ -209,12 +211,21 @@ def _players(players: pa.Array, cards: HandCards, game: Variant) -> hb.Players:
         natural=ints(natural, -1) + 1,
         fouled=pc.fill_null(field(players, "fouled"), False).to_numpy(zero_copy_only=False),
         has_fouled=~is_null(field(players, "fouled")),
+        fantasyland=_flag(field(players, "fantasyland"), False),
+        fantasyland_next=_flag(field(players, "fantasyland_next"), False),
+        has_fantasyland_next=~is_null(field(players, "fantasyland_next")),
+        streets=field(players, "streets"),
         points=ints(field(players, "points")),
         won=unscaled(field(players, "won")),
         rake=unscaled(field(players, "rake")),
         net=unscaled(field(players, "net")),
         stack_end=unscaled(field(players, "stack_end")),
     )
+
+
+def _flag(column: pa.Array | pa.ChunkedArray, absent: bool) -> Flags:
+    """A boolean column as flags, `absent` where null."""
+    return pc.fill_null(whole(column), absent).to_numpy(zero_copy_only=False)
 
 
 def _recorded_rows(players: pa.Array) -> hb.RecordedRows:

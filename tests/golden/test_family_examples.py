@@ -1,5 +1,5 @@
-"""The real `handaudit verify` on the Chinese family's example sets: its closed Chinese hands
-recomputed exactly, every listed fault of them found, and nothing else flagged."""
+"""The real `handaudit verify` on the Chinese family's example sets (closed Chinese, OFC and
+Pineapple): every hand recomputed exactly, every listed fault found, nothing else flagged."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from typing import Any
 from tests.conftest import EXAMPLES, load_examples
 from tests.golden.test_verify_examples import assert_recomputed_exactly, audit, flagged
 
-GAMES = ("chinese",)  # the family's games audited so far
+GAMES = ("chinese", "ofc", "pineapple_ofc")
 
 
 def of_games(hands: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [h for h in hands if h["variant"] in GAMES]
 
 
-def test_clean_chinese_hands_recomputed_exactly(tmp_path: Path) -> None:
+def test_clean_family_hands_recomputed_exactly(tmp_path: Path) -> None:
     hands = of_games(load_examples("family/clean"))
     assert len(hands) > 100
     _, con = audit(tmp_path, EXAMPLES / "family" / "clean" / "hands.jsonl")
@@ -31,26 +31,33 @@ def test_clean_chinese_hands_recomputed_exactly(tmp_path: Path) -> None:
         ).fetchall()
     }
     fouled = {
-        (h, s): (ours, recorded, declare, natural)
-        for h, s, ours, recorded, declare, natural in con.execute(
-            'SELECT hand_id, seat, fouled, recorded_fouled, declare, "natural" FROM players'
+        (h, s): tuple(rest)
+        for h, s, *rest in con.execute(
+            'SELECT hand_id, seat, fouled, recorded_fouled, declare, "natural", fantasyland, '
+            "fantasyland_next, recorded_fantasyland_next FROM players"
         ).fetchall()
     }
     for hand in hands:
         for p in hand["players"]:
             key = (hand["hand_id"], p["seat"])
-            declared = p.get("declare", "play")
-            assert fouled[key] == (p["fouled"], p["fouled"], declared, p.get("natural")), key
+            closed = hand["variant"] == "chinese"
+            declared = p.get("declare", "play") if closed else None
+            landed = None if closed else (p.get("fantasyland", False), p["fantasyland_next"])
+            want: tuple[object, ...] = (p["fouled"], p["fouled"], declared, p.get("natural"))
+            want += (None, None, None) if landed is None else (*landed, landed[1])
+            assert fouled[key] == want, key
             for r in p["rows"]:
                 want = (" ".join(p[r["row"]]), r["value"], r["royalty"], None)
                 assert rows[(*key, r["row"])] == want, (key, r)
 
 
-def test_every_chinese_fault_found_and_no_other_hand_flagged(tmp_path: Path) -> None:
+def test_every_family_fault_found_and_no_other_hand_flagged(tmp_path: Path) -> None:
     truth = json.loads((EXAMPLES / "family" / "faults" / "faults.json").read_text())
     ours = {h["hand_id"] for h in of_games(load_examples("family/faults"))}
     listed = [f for f in truth if f["hand_id"] in ours]
-    assert len({f["check"] for f in listed}) >= 10
+    assert {"placement", "fantasyland", "foul", "royalty", "natural"} <= {
+        f["check"] for f in listed
+    }
     rc, con = audit(tmp_path, EXAMPLES / "family" / "faults" / "hands.jsonl")
     assert rc == 1
     found = flagged(con)

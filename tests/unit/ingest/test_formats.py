@@ -128,6 +128,12 @@ def test_nested_text_columns_are_read_as_dictionaries(tmp_path: Path) -> None:
     assert set(dictionary_columns(pq.ParquetFile(path).schema)) == {
         "boards.list.element.list.element",
         *(f"{players}.{row}.list.element" for row in ("cards", "top", "middle", "bottom")),
+        *(
+            f"{players}.streets.list.element.{part}.list.element"
+            for part in ("dealt", "top", "middle", "bottom", "discard")
+        ),
+        f"{players}.declare",
+        f"{players}.natural",
         f"{players}.rows.list.element.row",
         f"{players}.rows.list.element.value",
         f"{players}.rows.list.element.joker_as.list.element",
