@@ -11,14 +11,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.batch import HandBatch
 from pipeline.cards import card_texts, format_cards
 from pipeline.checks.family import check_chinese, open_face_hands, streets_dealt
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
-from pipeline.columns import decimals
-from pipeline.games import HOME_RUN_NAMES
+from pipeline.columns import children, decimals, field
+from pipeline.games import HOME_RUN_NAMES, ROW_NAMES
 from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
 from pipeline.money import Settlement, settle
 from pipeline.scoring import (
@@ -43,6 +44,7 @@ class BatchAudit:
     sitting_out: pa.Table
     divergences: pa.Table
     layout: str  # the family whose rows these are
+    streets: pa.Table | None = None  # open-face: one row per street of a player
 
     def tables(self) -> dict[str, pa.Table]:
         """Each result table by the name it is stored under."""
@@ -53,7 +55,7 @@ class BatchAudit:
             "settlements": self.settlements,
             "sitting_out": self.sitting_out,
             "divergences": self.divergences,
-        }
+        } | ({"streets": self.streets} if self.streets is not None else {})
 
 
 # Where each layout's row values are stored, one row per player.
@@ -65,6 +67,7 @@ AUDIT_TABLES = (
     "settlements",
     "sitting_out",
     "divergences",
+    "streets",
 )
 
 
@@ -150,7 +153,34 @@ def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Finding
         ),
         divergences=findings.table(hand_id, batch.hands.table_id),
         layout=batch.game.layout,
+        streets=_streets_table(batch) if batch.game.layout == "chinese" else None,
     )
+
+
+def _streets_table(batch: HandBatch) -> pa.Table:
+    """Each street of each open-face player: the cards dealt and where each went, as text."""
+    players = batch.players
+    streets, player = children(players.streets)
+    number = np.arange(len(player)) - np.searchsorted(player, player)
+    parts = {
+        name: pc.binary_join(_as_text(field(streets, name)), " ")
+        for name in ("dealt", *ROW_NAMES, "discard")
+    }
+    return pa.table(
+        {
+            "hand_id": _spread(batch.hands.hand_id, players.hand[player]),
+            "seat": players.seat[player],
+            "street": number + 1,
+            **{name: pc.fill_null(texts, "") for name, texts in parts.items()},
+        }
+    )
+
+
+def _as_text(lists: pa.Array) -> pa.Array:
+    """A list of texts with its values plain strings (Parquet's may be a dictionary)."""
+    if pa.types.is_dictionary(lists.type.value_type):
+        return lists.cast(pa.list_(pa.string()))
+    return lists
 
 
 def _hands_table(batch: HandBatch, scored: Scored, findings: Findings) -> pa.Table:

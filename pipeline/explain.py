@@ -102,32 +102,61 @@ def _rows(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
 
 
 def _settings(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
-    """A game without boards: each seat's declaration, its rows with their values and
-    royalties, and whether the setting fouls."""
+    """A game without boards: the streets of an open-face hand, then each seat's
+    declaration or Fantasyland, its rows with their values and royalties, and whether the
+    setting fouls."""
     found = con.execute(
-        'SELECT r.seat, p.stack_start, p.declare, p."natural", p.fouled, r."row", r.cards, '
-        "r.value, r.royalty FROM rows r JOIN players p USING (hand_id, seat) "
+        'SELECT r.seat, p.stack_start, p.declare, p."natural", p.fantasyland, '
+        'p.fantasyland_next, p.fantasyland_cards, p.fouled, r."row", r.cards, r.value, '
+        "r.royalty FROM rows r JOIN players p USING (hand_id, seat) "
         "WHERE r.hand_id = ? ORDER BY r.seat",
         [hand_id],
     ).fetchall()
     seats: dict[int, dict[str, Any]] = {}
-    for seat, stack, declare, natural, fouled, row, cards, value, royalty in found:
+    for seat, stack, declare, natural, landed, earns, cards_next, fouled, *row in found:
         shown = seats.setdefault(
             seat,
             {
                 "stack": stack,
-                "declare": f"natural {natural}" if declare == "natural" else declare,
+                "declare": _declared(declare, natural, landed, earns, cards_next),
                 "fouled": "fouls" if fouled else "",
             },
         )
-        shown[row] = cards
-        shown[f"{row} value"] = value + (f" (+{royalty})" if royalty else "")
-    header = ["seat", "stack", "declare", *ROW_NAMES, *(f"{r} value" for r in ROW_NAMES), "foul"]
+        name, cards, value, royalty = row
+        shown[name] = cards
+        shown[f"{name} value"] = value + (f" (+{royalty})" if royalty else "")
+    header = ["seat", "stack", "declare or Fantasyland", *ROW_NAMES]
+    header += [*(f"{r} value" for r in ROW_NAMES), "foul"]
     keys = ["stack", "declare", *ROW_NAMES, *(f"{r} value" for r in ROW_NAMES), "fouled"]
     lines = [[seat, *(shown.get(k) for k in keys)] for seat, shown in seats.items()]
     numeric = [True, True] + [False] * (len(header) - 2)
     note = "A value's royalty is shown as (+N); a fouled setting earns none."
-    return text_table(header, lines, numeric=numeric) + "\n\n" + note
+    table = text_table(header, lines, numeric=numeric) + "\n\n" + note
+    return _streets(con, hand_id) + table
+
+
+def _declared(
+    declare: str | None, natural: str | None, landed: bool | None, earns: bool, cards: int
+) -> str:
+    """What a seat declared (closed Chinese), or its Fantasyland now and next (open-face)."""
+    if landed is None:
+        return f"natural {natural}" if declare == "natural" else str(declare)
+    now = "in Fantasyland" if landed else ""
+    later = f"earns Fantasyland ({cards} cards)" if earns else ""
+    return ", ".join(x for x in (now, later) if x)
+
+
+def _streets(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
+    """Street by street: what each seat was dealt, where each card went, what it threw."""
+    streets = con.execute(
+        "SELECT seat, street, dealt, top, middle, bottom, discard FROM streets "
+        "WHERE hand_id = ? ORDER BY seat, street",
+        [hand_id],
+    ).fetchall()
+    if not streets:
+        return ""
+    header = ["seat", "street", "dealt", *ROW_NAMES, "discard"]
+    return text_table(header, streets, numeric=[True, True] + [False] * 5) + "\n\n"
 
 
 def _pairs(con: duckdb.DuckDBPyConnection, hand_id: str, boards: bool) -> str:
@@ -160,17 +189,24 @@ def _how_settled(con: duckdb.DuckDBPyConnection, hand_id: str) -> dict[tuple[int
             "SELECT seat FROM divergences WHERE hand_id = ? AND \"check\" = 'natural'", [hand_id]
         ).fetchall()
     }
-    scoring, surrender = con.execute(
-        "SELECT scoring, surrender_points FROM hands WHERE hand_id = ?", [hand_id]
-    ).fetchone() or ("1-6", 3)
+    scoring, surrender, fantasyland_rule = con.execute(
+        "SELECT scoring, surrender_points, fantasyland_rule FROM hands WHERE hand_id = ?", [hand_id]
+    ).fetchone() or ("1-6", 3, None)
+    offset = fantasyland_rule is not None  # open-face royalties offset, row or no row
     return {
-        (a, b): _one_pair(a, b, seats, unmade, scoring, surrender)
+        (a, b): _one_pair(a, b, seats, unmade, scoring, surrender, offset)
         for a, b in itertools.combinations(sorted(seats), 2)
     }
 
 
 def _one_pair(
-    a: int, b: int, seats: dict[int, dict[str, Any]], unmade: set[int], scoring: str, give: int
+    a: int,
+    b: int,
+    seats: dict[int, dict[str, Any]],
+    unmade: set[int],
+    scoring: str,
+    give: int,
+    offset: bool,
 ) -> str:
     def natural(seat: int) -> str | None:
         made = seats[seat]["declare"] == "natural" and seat not in unmade
@@ -202,6 +238,10 @@ def _one_pair(
             parts.append(f"scoop ({'6 for the rows' if scoring == '1-6' else 'overall point'})")
         elif len(rows) == 2 and scoring == "2-4":
             parts.append(f"overall point to seat {s}")
+    if offset:
+        own = {s: sum(seats[s][row][1] or 0 for row in ROW_NAMES) for s in (a, b)}
+        parts += [f"royalties {own[a]} against {own[b]}"] if any(own.values()) else []
+        return "; ".join(parts) or "every row ties"
     for row in ROW_NAMES:
         (va, ra), (vb, rb) = seats[a][row], seats[b][row]
         paid = [(s, r) for s, r, v, other in ((a, ra, va, vb), (b, rb, vb, va)) if r]

@@ -76,6 +76,9 @@ TABLES: dict[str, str] = {
     "divergences": """
         hand_id VARCHAR, table_id VARCHAR, "check" VARCHAR, seat BIGINT, opponent BIGINT,
         board BIGINT, "row" VARCHAR, expected VARCHAR, recorded VARCHAR, message VARCHAR""",
+    "streets": """
+        hand_id VARCHAR, seat BIGINT, street BIGINT, dealt VARCHAR, top VARCHAR,
+        middle VARCHAR, bottom VARCHAR, discard VARCHAR""",
     "quarantine": """
         source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR""",
     "runs": """

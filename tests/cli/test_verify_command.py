@@ -158,3 +158,22 @@ def test_explain_walks_the_worked_chinese_hands_to_the_same_numbers(tmp_path: Pa
         "Rake total: 0.70",
     ):
         assert shown in naturals, shown
+
+
+def test_explain_walks_the_worked_open_face_hand_street_by_street(tmp_path: Path) -> None:
+    """family/worked.md, hand 3: a foul, and royalties that offset."""
+    worked = ROOT / "fixtures" / "family_worked_hands.jsonl"
+    assert handaudit("verify", str(worked), "--out", str(tmp_path)).returncode == 0
+    shown = handaudit("explain", "O313004-000049", "--db", str(tmp_path / "audit.duckdb")).stdout
+    for line in (
+        "|    1 |      1 | Ah 4s 7c 4c Kc |     | Ah 7c Kc    | 4s 4c  |",
+        "|    6 |      9 | Kd             |     |             | Kd     |",
+        "four_of_a_kind:44448 (+10)",
+        "pair:99A (+4)",
+        "| high_card:KQ875            | fouls |",
+        "|    1 |        5 |      5 |          |   5.00 |",
+        "royalties 10 against 4",
+        "|    1 |        6 |     16 | seat     |  16.00 | seat 6 fouls; seat 1 wins top, middle",
+        "|    6 | O313004-p6 |    -26 | -26.00 | 0.00 | -26.00 |    187.00 |",
+    ):
+        assert line in shown, line
