@@ -239,7 +239,7 @@ def duplicate_card_rule(h: HandCards) -> Verdict:
         places += [
             (f"seat {h.seat[p]} {name}", cards.codes[cards.of(p)])
             for p in h.players_of(i)
-            for name, cards in h.rows.items()
+            for name, cards in {**h.rows, "discards": h.discards}.items()
         ]
         seen: dict[int, str] = {}
         for where, codes in places:
