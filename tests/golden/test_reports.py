@@ -107,6 +107,28 @@ def test_fouls_count_every_recorded_foul_and_the_money_they_moved(family_db: Pat
         assert total == Decimal(player["money_moved_by_fouls"])
 
 
+def test_fantasyland_counts_entries_stays_and_cards(family_db: Path) -> None:
+    want: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    for hand in load_examples("family/clean"):
+        if hand["variant"] == "chinese":
+            continue
+        for p in hand["players"]:
+            row = want[(hand["table_id"], p["player_id"])]
+            landed, earns = p.get("fantasyland", False), p["fantasyland_next"]
+            dealt = sum(len(street["dealt"]) for street in p["streets"])
+            row[0] += 1
+            row[1] += earns and not landed
+            row[2] += earns and landed
+            row[3] += landed
+            row[4] += dealt if landed else 0
+    rows = report_json(family_db, "fantasyland")["rows"]
+    assert isinstance(rows, list)
+    keys = ("hands", "entries", "stays", "fantasyland_hands", "cards_dealt_in_fantasyland")
+    got = {(r["table_id"], r["player_id"]): [r[k] for k in keys] for r in rows}
+    assert got == dict(want)
+    assert sum(r[1] for r in want.values()) > 5 and sum(r[2] for r in want.values()) > 0
+
+
 def masked(text: str) -> str:
     return re.sub(r"generated \S+ by handaudit \S+", "generated TIME by handaudit VERSION", text)
 
