@@ -177,7 +177,12 @@ def generate_command(
         str, typer.Option("--format", metavar="FORMAT", help="jsonl, json or parquet.")
     ] = "jsonl",
     variant: Annotated[
-        str, typer.Option("--variant", metavar="GAME", help="taiwanese (with --jokers) or chinese.")
+        str,
+        typer.Option(
+            "--variant",
+            metavar="GAME",
+            help="taiwanese (with --jokers), chinese, ofc or pineapple_ofc.",
+        ),
     ] = "taiwanese",
     scoring: Annotated[
         str, typer.Option("--scoring", metavar="METHOD", help="chinese: 1-6 or 2-4.")

@@ -103,6 +103,7 @@ def main() -> None:
     a.out.mkdir(exist_ok=True)
     jsonl, parquet = data_set(a.hands, a.out)
     chinese_jsonl, chinese_parquet = data_set(a.hands, a.out, "chinese")
+    ofc_jsonl, ofc_parquet = data_set(a.hands, a.out, "ofc")
     if a.data_only:
         print(f"{jsonl}\n{parquet}")
         return
@@ -118,6 +119,8 @@ def main() -> None:
             ("Parquet", parquet),
             ("Chinese, JSON Lines", chinese_jsonl),
             ("Chinese, Parquet", chinese_parquet),
+            ("Open-face, JSON Lines", ofc_jsonl),
+            ("Open-face, Parquet", ofc_parquet),
         )
         for workers in sorted({1, a.workers})
     ]

@@ -16,7 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.cards import format_cards
-from pipeline.evaluator import value_text
+from pipeline.evaluator import Category, value_text
+from pipeline.evaluator.values import three_card_classes
 from pipeline.games import CHINESE
 from pipeline.games import chinese as rules
 from pipeline.generate.faults import FAMILY_FAULTS
@@ -97,7 +98,13 @@ def _who_is_dealt(rng: np.random.Generator, t: Tables, hands_per_table: int) -> 
     return dealt & playing[:, None]
 
 
-def _values(setting: dict[str, npt.NDArray[np.int8]]) -> npt.NDArray[np.int16]:
+# The index, among three-card values, of the weakest pair of queens (QQ2).
+_QUEENS_UP = int(
+    np.flatnonzero([c == Category.pair and r[0] == 10 for c, r in three_card_classes()])[0]
+)
+
+
+def values_of(setting: dict[str, npt.NDArray[np.int8]]) -> npt.NDArray[np.int16]:
     """Each player's row values, (players, rows)."""
     hands = np.zeros(len(setting["top"]), np.int64)  # no boards: the hand does not matter
     return showdown(CHINESE, np.zeros((1, 0, 0), np.int8), setting, hands).value[:, 0]
@@ -108,20 +115,28 @@ def _split(cards: npt.NDArray[np.int8], order: npt.NDArray[np.intp]) -> dict[str
     return {"bottom": ordered[:, :5], "middle": ordered[:, 5:10], "top": ordered[:, 10:]}
 
 
-def _settings(rng: np.random.Generator, cards: npt.NDArray[np.int8]) -> dict[str, Any]:
+def settings_of(
+    rng: np.random.Generator, cards: npt.NDArray[np.int8], fantasyland: bool = False
+) -> dict[str, Any]:
     """Settings players might make from 13 cards: of a dozen candidates (cards grouped by
     rank, by suit, and shuffled), the strongest that does not foul; one player in twenty
-    takes a candidate at random and fouls as often as not."""
+    takes a candidate at random and fouls as often as not. With `fantasyland` (the
+    open-face games), a pair of queens or better is also tried on top, and a setting
+    that earns Fantasyland counts for more."""
     ranks = cards // 4
     same_rank = (ranks[:, :, None] == ranks[:, None, :]).sum(axis=2)
     same_suit = ((cards % 4)[:, :, None] == (cards % 4)[:, None, :]).sum(axis=2)
     keys = [-(same_rank * 16 + ranks), -(same_suit * 16 + ranks), -ranks]
-    keys += [rng.random(cards.shape) for _ in range(9)]
+    keys.append(np.where((same_rank >= 2) & (ranks >= 10), 100 + ranks, keys[0]))
+    keys += [rng.random(cards.shape) for _ in range(8)]
     candidates = [_split(cards, np.argsort(key, axis=1, kind="stable")) for key in keys]
     scores = []
     for setting in candidates:
-        values = _values(setting)
+        values = values_of(setting)
         strength = values[:, 2] / 7462 + values[:, 1] / 7462 + (values[:, 0] - 7462) / 455
+        if fantasyland:
+            top = values[:, 0] - 7462  # three-card strength: a pair of queens is 115 and up
+            strength = strength + (top >= _QUEENS_UP)
         scores.append(np.where(rules.fouled(values), -1.0, strength))
     best = np.argmax(np.stack(scores, axis=1), axis=1)
     careless = rng.random(len(cards)) < 0.05
@@ -155,8 +170,8 @@ def _play(
     deck = np.argsort(rng.random((len(tables), 52)), axis=1).astype(np.int8)
     slot = np.cumsum(dealt[tables], axis=1)[hand_of, seat] - 1  # the player's place at the table
     cards = np.stack([deck[hand_of, slot * 13 + k] for k in range(13)], axis=1)
-    setting = _settings(rng, cards)
-    values = _values(setting)
+    setting = settings_of(rng, cards)
+    values = values_of(setting)
     fouled = rules.fouled(values)
     royalty = rules.royalties(values, CHINESE.rows)
     declared, natural = _declarations(rng, np.concatenate(list(setting.values()), axis=1))

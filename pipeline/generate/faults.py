@@ -163,6 +163,21 @@ def _players(rng: Rng, hand: Hand, p: Hand) -> bool:
     return True
 
 
+def _placement(rng: Rng, hand: Hand, p: Hand) -> bool:
+    """A card of a later street placed in another row than the final rows hold it in."""
+    later = [s for s in p.get("streets") or [] if any(s.get(r) for r in _ROWS)][1:]
+    if not later:
+        return False
+    street = _one(rng, later)
+    row = next(r for r in _ROWS if street.get(r))
+    other = _ROWS[(_ROWS.index(row) + 1) % 3]
+    street.setdefault(other, []).append(street[row].pop())
+    return True
+
+
+_ROWS = ("top", "middle", "bottom")
+
+
 # Each record fault: how it spoils a settled hand (False when the hand cannot carry it).
 _SPOILERS: dict[str, Callable[[Rng, Hand, Hand], bool]] = {
     "row_value": _row_value,
@@ -185,6 +200,8 @@ _SPOILERS: dict[str, Callable[[Rng, Hand, Hand], bool]] = {
     "royalty": _royalty,
     "foul": _field("player", lambda p: {"fouled": not p["fouled"]}),
     "natural": _natural,
+    "placement": _placement,
+    "fantasyland": _field("player", lambda p: {"fantasyland_next": not p["fantasyland_next"]}),
     "setting": _setting,
     "players": _players,
     "hand_no": _hand_no,

@@ -20,8 +20,10 @@ from pipeline.errors import AuditError
 from pipeline.evaluator import value_text
 from pipeline.games import TAIWANESE_JOKERS as GAME
 from pipeline.games.chinese import SCORING
+from pipeline.games.open_face import STREETS
 from pipeline.generate import faults
 from pipeline.generate.chinese import simulate_chinese
+from pipeline.generate.open_face import simulate_open_face
 from pipeline.generate.records import hand_head, result, seat_head, settlements
 from pipeline.generate.tables import (
     SEATS,
@@ -331,8 +333,8 @@ def generate(
     `variant` "taiwanese" deals Taiwanese and Taiwanese Jokers tables (`jokers` of them
     with jokers); "chinese" deals closed Chinese tables scored by `scoring`.
     """
-    if variant not in ("taiwanese", "chinese"):
-        raise AuditError(f"--variant is taiwanese or chinese, not {variant!r}.")
+    if variant not in ("taiwanese", "chinese", *STREETS):
+        raise AuditError(f"--variant is taiwanese, chinese, ofc or pineapple_ofc, not {variant!r}.")
     if scoring not in SCORING:
         raise AuditError(f"--scoring is one of {', '.join(SCORING)}, not {scoring!r}.")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -342,11 +344,12 @@ def generate(
     # Typed Parquet cannot hold a cut line or a seat written as a word.
     unstorable = {"unreadable", "schema"} if fmt == "parquet" else set()
     try:
-        hands_dealt = (
-            simulate_chinese(seed, tables, hands, fault_rate, scoring)
-            if variant == "chinese"
-            else simulate(seed, tables, hands, jokers, fault_rate)
-        )
+        if variant == "chinese":
+            hands_dealt = simulate_chinese(seed, tables, hands, fault_rate, scoring)
+        elif variant in STREETS:
+            hands_dealt = simulate_open_face(seed, tables, hands, fault_rate, variant)
+        else:
+            hands_dealt = simulate(seed, tables, hands, jokers, fault_rate)
         for hand, fault in hands_dealt:
             for line in book.lines(hand, None if fault in unstorable else fault):
                 sink.write(line)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 import jsonschema
+import pytest
 
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import ROOT
@@ -91,6 +92,33 @@ def test_generated_chinese_tables_audit_clean_and_every_fault_is_found(tmp_path:
     generate(faulty, "--variant", "chinese", "--seed", "5", "--faults", "0.2")
     truth = json.loads((faulty.parent / "faults.json").read_text())
     assert {"foul", "royalty", "natural"} <= {f["check"] for f in truth}
+    handaudit("verify", str(faulty), "--out", str(tmp_path / "out"))
+    with duckdb.connect(str(tmp_path / "out" / "audit.duckdb"), read_only=True) as con:
+        found = set(con.execute('SELECT hand_id, "check" FROM divergences').fetchall()) | set(
+            con.execute('SELECT hand_id, "check" FROM quarantine').fetchall()
+        )
+    allowed = {f["hand_id"] for f in truth} | {e for f in truth for e in f["echo_hand_ids"]}
+    missed = [(f["hand_id"], f["check"]) for f in truth if (f["hand_id"], f["check"]) not in found]
+    assert missed == [] and sorted({h for h, _ in found} - allowed) == []
+
+
+@pytest.mark.parametrize("variant", ["ofc", "pineapple_ofc"])
+def test_generated_open_face_tables_audit_clean_and_every_fault_is_found(
+    variant: str, tmp_path: Path
+) -> None:
+    clean = tmp_path / "clean" / "hands.jsonl"
+    generate(clean, "--variant", variant, "--seed", "4")
+    hands = [json.loads(x) for x in clean.read_text().splitlines()]
+    players = [p for h in hands for p in h["players"]]
+    assert {h["variant"] for h in hands} == {variant}
+    assert any(p["fantasyland_next"] for p in players) and any(p["fantasyland"] for p in players)
+    assert any(p["fouled"] for p in players) and all(p["streets"] for p in players)
+    result = handaudit("verify", str(clean), "--out", str(tmp_path / "clean-out"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    faulty = tmp_path / "faulty" / "hands.jsonl"
+    generate(faulty, "--variant", variant, "--seed", "5", "--faults", "0.25")
+    truth = json.loads((faulty.parent / "faults.json").read_text())
+    assert {"placement", "fantasyland", "foul", "royalty"} <= {f["check"] for f in truth}
     handaudit("verify", str(faulty), "--out", str(tmp_path / "out"))
     with duckdb.connect(str(tmp_path / "out" / "audit.duckdb"), read_only=True) as con:
         found = set(con.execute('SELECT hand_id, "check" FROM divergences').fetchall()) | set(
