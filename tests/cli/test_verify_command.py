@@ -177,3 +177,28 @@ def test_explain_walks_the_worked_open_face_hand_street_by_street(tmp_path: Path
         "|    6 | O313004-p6 |    -26 | -26.00 | 0.00 | -26.00 |    187.00 |",
     ):
         assert line in shown, line
+
+
+def test_explain_walks_the_worked_pineapple_fantasyland(tmp_path: Path) -> None:
+    """family/worked.md, hand 4: a Fantasyland entry with three queens, then 17 cards."""
+    worked = ROOT / "fixtures" / "family_worked_hands.jsonl"
+    assert handaudit("verify", str(worked), "--out", str(tmp_path)).returncode == 0
+    db = str(tmp_path / "audit.duckdb")
+    entry = handaudit("explain", "P313002-000008", "--db", db).stdout
+    for line in (
+        "earns Fantasyland (17 cards)",
+        "three_of_a_kind:QQQ (+20)",
+        "flush:JT974 (+8)",
+        "|    1 |        4 |     40 | seat     |   4.00 |",
+        "|    1 | P313002-p1 |     72 |  7.20 | 0.13 |  7.07 |     27.33 |",
+    ):
+        assert line in entry, line
+    fantasyland = handaudit("explain", "P313002-000009", "--db", db).stdout
+    for line in (
+        "|    1 |      1 | 6c 3d 4d 2d Ad 7s Jc Tc 8s 4s 5c Td Qs Qh 8h 8d 2h | Qs Qh Ad |",
+        "| in Fantasyland ",
+        "pair:QQA (+7)",
+        "|    2 |        4 |     -6 | opponent |  -0.60 |",
+        "|    1 | P313002-p1 |     46 |   4.60 | 0.13 |   4.47 |     31.80 |",
+    ):
+        assert line in fantasyland, line
