@@ -199,6 +199,6 @@ def test_explain_walks_the_worked_pineapple_fantasyland(tmp_path: Path) -> None:
         "| in Fantasyland ",
         "pair:QQA (+7)",
         "|    2 |        4 |     -6 | opponent |  -0.60 |",
-        "|    1 | P313002-p1 |     46 |   4.60 | 0.13 |   4.47 |     31.80 |",
+        "|    1 | P313002-p1 |     46 |  4.60 | 0.13 |  4.47 |     31.80 |",
     ):
         assert line in fantasyland, line
