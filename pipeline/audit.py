@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.batch import HandBatch
-from pipeline.cards import card_texts, format_cards
+from pipeline.cards import card_texts, format_cards, try_parse
 from pipeline.checks.family import check_chinese, open_face_hands, streets_dealt
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
@@ -55,7 +55,7 @@ class BatchAudit:
             "settlements": self.settlements,
             "sitting_out": self.sitting_out,
             "divergences": self.divergences,
-        } | ({"streets": self.streets} if self.streets is not None else {})
+        } | ({"player_streets": self.streets} if self.streets is not None else {})
 
 
 # Where each layout's row values are stored, one row per player.
@@ -67,7 +67,7 @@ AUDIT_TABLES = (
     "settlements",
     "sitting_out",
     "divergences",
-    "streets",
+    "player_streets",
 )
 
 
@@ -158,29 +158,32 @@ def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Finding
 
 
 def _streets_table(batch: HandBatch) -> pa.Table:
-    """Each street of each open-face player: the cards dealt and where each went, as text."""
+    """One row per open-face player: per part of a street (dealt, each row, discard), the
+    card codes of every street in order. The store's `streets` view spells them out, a
+    row per street; codes in lists are a fraction of the texts to write."""
     players = batch.players
-    streets, player = children(players.streets)
-    number = np.arange(len(player)) - np.searchsorted(player, player)
-    parts = {
-        name: pc.binary_join(_as_text(field(streets, name)), " ")
-        for name in ("dealt", *ROW_NAMES, "discard")
-    }
-    return pa.table(
-        {
-            "hand_id": _spread(batch.hands.hand_id, players.hand[player]),
-            "seat": players.seat[player],
-            "street": number + 1,
-            **{name: pc.fill_null(texts, "") for name, texts in parts.items()},
-        }
+    streets, _ = children(players.streets)
+    per_player = _offsets(players.streets)
+    columns = {}
+    for name in ("dealt", *ROW_NAMES, "discard"):
+        cards = field(streets, name)
+        codes, _ = children(cards)
+        inner = pa.ListArray.from_arrays(
+            _offsets(cards), pa.array(try_parse(codes).astype(np.uint8), pa.uint8())
+        )
+        columns[name] = pa.ListArray.from_arrays(per_player, inner)
+    has = np.diff(per_player.to_numpy()) > 0
+    keep = pa.array(np.flatnonzero(has))
+    table = pa.table(
+        {"hand_id": _spread(batch.hands.hand_id, players.hand), "seat": players.seat, **columns}
     )
+    return table.take(keep)
 
 
-def _as_text(lists: pa.Array) -> pa.Array:
-    """A list of texts with its values plain strings (Parquet's may be a dictionary)."""
-    if pa.types.is_dictionary(lists.type.value_type):
-        return lists.cast(pa.list_(pa.string()))
-    return lists
+def _offsets(lists: pa.Array) -> pa.Array:
+    """The offsets of a list column with nulls read as empty lists."""
+    sizes = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
+    return pa.array(np.r_[0, np.cumsum(sizes)].astype(np.int32))
 
 
 def _hands_table(batch: HandBatch, scored: Scored, findings: Findings) -> pa.Table:

@@ -76,9 +76,11 @@ TABLES: dict[str, str] = {
     "divergences": """
         hand_id VARCHAR, table_id VARCHAR, "check" VARCHAR, seat BIGINT, opponent BIGINT,
         board BIGINT, "row" VARCHAR, expected VARCHAR, recorded VARCHAR, message VARCHAR""",
-    "streets": """
-        hand_id VARCHAR, seat BIGINT, street BIGINT, dealt VARCHAR, top VARCHAR,
-        middle VARCHAR, bottom VARCHAR, discard VARCHAR""",
+    # `streets` is a view: each open-face player's streets are stored once, as card codes
+    # per part (dealt, top, middle, bottom, discard) and street.
+    "player_streets": """
+        hand_id VARCHAR, seat BIGINT, dealt UTINYINT[][], top UTINYINT[][],
+        middle UTINYINT[][], bottom UTINYINT[][], discard UTINYINT[][]""",
     "quarantine": """
         source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR""",
     "runs": """
@@ -129,6 +131,16 @@ ROWS_VIEW = (
         LAYOUTS["chinese"],
         "NULL::VARCHAR[] AS joker_as, r.royalties[k.i]::INTEGER",
     )
+)
+_STREET_PARTS = ("dealt", "top", "middle", "bottom", "discard")
+STREETS_VIEW = (
+    "CREATE VIEW streets AS SELECT hand_id, seat, street, "
+    + ", ".join(
+        f"array_to_string(list_transform({part}[street], lambda c: {_CARD_TEXT}[c + 1]), ' ') "
+        f"AS {part}"
+        for part in _STREET_PARTS
+    )
+    + " FROM (SELECT *, unnest(generate_series(1, len(dealt))) AS street FROM player_streets)"
 )
 # What a user sees: the tables of audit-output.md (rows being the view) and the seats sat out.
 PUBLISHED = (
@@ -188,6 +200,7 @@ class AuditStore:
         self._cursors: dict[str, duckdb.DuckDBPyConnection] = {}
         self.append("hand_values", hand_values())
         self.con.execute(ROWS_VIEW)
+        self.con.execute(STREETS_VIEW)
 
     def append(self, table_name: str, rows: pa.Table) -> None:
         """Add rows to a table, in order; they are in the database after `flush`."""
