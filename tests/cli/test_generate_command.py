@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import jsonschema
@@ -20,6 +21,18 @@ from tests.conftest import ROOT
 def generate(out: Path, *extra: str) -> None:
     result = handaudit("generate", "--tables", "8", "--hands", "40", "--out", str(out), *extra)
     assert result.returncode == 0, result.stderr
+
+
+def missed_and_false(truth: list[dict[str, Any]], out: Path) -> tuple[list[Any], list[Any]]:
+    """The listed faults the audit in `out` did not report, and the hands it flagged that
+    carry no fault (nor its echo)."""
+    with duckdb.connect(str(out / "audit.duckdb"), read_only=True) as con:
+        found = set(con.execute('SELECT hand_id, "check" FROM divergences').fetchall()) | set(
+            con.execute('SELECT hand_id, "check" FROM quarantine').fetchall()
+        )
+    allowed = {f["hand_id"] for f in truth} | {e for f in truth for e in f["echo_hand_ids"]}
+    missed = [(f["hand_id"], f["check"]) for f in truth if (f["hand_id"], f["check"]) not in found]
+    return missed, sorted({(h, c) for h, c in found if h not in allowed})
 
 
 def test_same_seed_same_bytes_and_every_format(tmp_path: Path) -> None:
@@ -51,15 +64,7 @@ def test_a_generated_faulty_set_every_fault_found_nothing_else(tmp_path: Path) -
     assert len({f["check"] for f in truth}) >= 15
     result = handaudit("verify", str(tmp_path / "hands.jsonl"), "--out", str(tmp_path / "out"))
     assert result.returncode == 1
-    with duckdb.connect(str(tmp_path / "out" / "audit.duckdb"), read_only=True) as con:
-        found = set(con.execute('SELECT hand_id, "check" FROM divergences').fetchall()) | set(
-            con.execute('SELECT hand_id, "check" FROM quarantine').fetchall()
-        )
-    allowed = {f["hand_id"] for f in truth} | {e for f in truth for e in f["echo_hand_ids"]}
-    missed = [(f["hand_id"], f["check"]) for f in truth if (f["hand_id"], f["check"]) not in found]
-    false = sorted({(h, c) for h, c in found if h not in allowed})
-    print(f"recall {len(truth) - len(missed)}/{len(truth)}, {len(false)} false flags")
-    assert missed == [] and false == []
+    assert missed_and_false(truth, tmp_path / "out") == ([], [])
 
 
 def test_the_bundled_sample_matches_its_generator() -> None:
@@ -93,13 +98,7 @@ def test_generated_chinese_tables_audit_clean_and_every_fault_is_found(tmp_path:
     truth = json.loads((faulty.parent / "faults.json").read_text())
     assert {"foul", "royalty", "natural"} <= {f["check"] for f in truth}
     handaudit("verify", str(faulty), "--out", str(tmp_path / "out"))
-    with duckdb.connect(str(tmp_path / "out" / "audit.duckdb"), read_only=True) as con:
-        found = set(con.execute('SELECT hand_id, "check" FROM divergences').fetchall()) | set(
-            con.execute('SELECT hand_id, "check" FROM quarantine').fetchall()
-        )
-    allowed = {f["hand_id"] for f in truth} | {e for f in truth for e in f["echo_hand_ids"]}
-    missed = [(f["hand_id"], f["check"]) for f in truth if (f["hand_id"], f["check"]) not in found]
-    assert missed == [] and sorted({h for h, _ in found} - allowed) == []
+    assert missed_and_false(truth, tmp_path / "out") == ([], [])
 
 
 @pytest.mark.parametrize("variant", ["ofc", "pineapple_ofc"])
@@ -120,10 +119,4 @@ def test_generated_open_face_tables_audit_clean_and_every_fault_is_found(
     truth = json.loads((faulty.parent / "faults.json").read_text())
     assert {"placement", "fantasyland", "foul", "royalty"} <= {f["check"] for f in truth}
     handaudit("verify", str(faulty), "--out", str(tmp_path / "out"))
-    with duckdb.connect(str(tmp_path / "out" / "audit.duckdb"), read_only=True) as con:
-        found = set(con.execute('SELECT hand_id, "check" FROM divergences').fetchall()) | set(
-            con.execute('SELECT hand_id, "check" FROM quarantine').fetchall()
-        )
-    allowed = {f["hand_id"] for f in truth} | {e for f in truth for e in f["echo_hand_ids"]}
-    missed = [(f["hand_id"], f["check"]) for f in truth if (f["hand_id"], f["check"]) not in found]
-    assert missed == [] and sorted({h for h, _ in found} - allowed) == []
+    assert missed_and_false(truth, tmp_path / "out") == ([], [])
