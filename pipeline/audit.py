@@ -11,15 +11,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipeline.batch import HandBatch
-from pipeline.cards import card_texts, format_cards, try_parse
+from pipeline.cards import card_texts, format_cards
 from pipeline.checks.family import check_chinese, open_face_hands, streets_dealt
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
-from pipeline.columns import children, decimals, field
-from pipeline.games import HOME_RUN_NAMES, ROW_NAMES
+from pipeline.columns import decimals
+from pipeline.games import HOME_RUN_NAMES
 from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
 from pipeline.money import Settlement, settle
 from pipeline.scoring import (
@@ -158,32 +157,32 @@ def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Finding
 
 
 def _streets_table(batch: HandBatch) -> pa.Table:
-    """One row per open-face player: per part of a street (dealt, each row, discard), the
-    card codes of every street in order. The store's `streets` view spells them out, a
-    row per street; codes in lists are a fraction of the texts to write."""
-    players = batch.players
-    streets, _ = children(players.streets)
-    per_player = _offsets(players.streets)
-    columns = {}
-    for name in ("dealt", *ROW_NAMES, "discard"):
-        cards = field(streets, name)
-        codes, _ = children(cards)
-        inner = pa.ListArray.from_arrays(
-            _offsets(cards), pa.array(try_parse(codes).astype(np.uint8), pa.uint8())
-        )
-        columns[name] = pa.ListArray.from_arrays(per_player, inner)
-    has = np.diff(per_player.to_numpy()) > 0
-    keep = pa.array(np.flatnonzero(has))
-    table = pa.table(
-        {"hand_id": _spread(batch.hands.hand_id, players.hand), "seat": players.seat, **columns}
+    """One row per open-face player: how many streets, and every card of every part of
+    them (dealt, each row, discard) as street * 1000 + part * 100 + card code, part by
+    part and street by street. The store's `streets` view spells them out, a row per street."""
+    players, streets = batch.players, batch.players.streets
+    first = streets.firsts()
+    owner = streets.player[first]
+    parts = list(streets.parts.values())
+    street = np.concatenate([s for _, s in parts])
+    part = np.repeat(np.arange(len(parts), dtype=np.uint32), [len(s) for _, s in parts])
+    placements = (streets.numbers().astype(np.uint32)[street] + 1) * 1000 + part * 100
+    placements += np.concatenate([codes for codes, _ in parts]).astype(np.uint32)
+    player = streets.player[street]
+    # Each part's cards come player by player: a stable sort merges the five runs.
+    order = np.argsort(player, kind="stable")
+    per_player = np.bincount(player, minlength=len(players))[owner]
+    return pa.table(
+        {
+            "hand_id": _spread(batch.hands.hand_id, players.hand[owner]),
+            "seat": players.seat[owner],
+            "streets": np.diff(np.r_[first, len(streets)]).astype(np.int32),
+            "placements": pa.ListArray.from_arrays(
+                pa.array(np.r_[0, np.cumsum(per_player)].astype(np.int32)),
+                pa.array(placements[order], pa.uint32()),
+            ),
+        }
     )
-    return table.take(keep)
-
-
-def _offsets(lists: pa.Array) -> pa.Array:
-    """The offsets of a list column with nulls read as empty lists."""
-    sizes = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
-    return pa.array(np.r_[0, np.cumsum(sizes)].astype(np.int32))
 
 
 def _hands_table(batch: HandBatch, scored: Scored, findings: Findings) -> pa.Table:

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from pipeline.games import Variant
+from pipeline.games import ROW_NAMES, Variant
 
 Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
@@ -60,7 +60,7 @@ class Players:
     fantasyland: Flags  # open-face: dealt in Fantasyland (as recorded)
     fantasyland_next: Flags  # open-face: recorded; see has_fantasyland_next
     has_fantasyland_next: Flags
-    streets: pa.Array  # open-face: list<struct<dealt, top, middle, bottom, discard>> per player
+    streets: Streets  # open-face: what each street dealt, placed and discarded
     points: Ints  # recorded
     won: Ints
     rake: Ints
@@ -69,6 +69,37 @@ class Players:
 
     def __len__(self) -> int:
         return len(self.hand)
+
+
+STREET_PARTS = ("dealt", *ROW_NAMES, "discard")
+
+
+@dataclass(frozen=True)
+class Streets:
+    """The open-face players' streets as card codes, read once for the checks and the store.
+
+    `player`: each street's player, streets in order (so non-decreasing). `parts`: per
+    part of a street (STREET_PARTS), its cards' codes and the street each belongs to.
+    """
+
+    player: Ints
+    parts: dict[str, tuple[Codes, Ints]]
+
+    def __len__(self) -> int:
+        return len(self.player)
+
+    def per_player(self, n_players: int) -> Ints:
+        """How many streets each of `n_players` players has."""
+        return np.bincount(self.player, minlength=n_players)
+
+    def firsts(self) -> Ints:
+        """Where each player's streets begin, for the players with streets, in order."""
+        return np.flatnonzero(np.diff(self.player, prepend=-1))
+
+    def numbers(self) -> Ints:
+        """Each street's place among its player's streets, from 0."""
+        first = self.firsts()
+        return np.arange(len(self)) - np.repeat(first, np.diff(np.r_[first, len(self)]))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipeline.batch import STREET_PARTS
 from pipeline.cards import CANONICAL
 from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
@@ -76,11 +77,10 @@ TABLES: dict[str, str] = {
     "divergences": """
         hand_id VARCHAR, table_id VARCHAR, "check" VARCHAR, seat BIGINT, opponent BIGINT,
         board BIGINT, "row" VARCHAR, expected VARCHAR, recorded VARCHAR, message VARCHAR""",
-    # `streets` is a view: each open-face player's streets are stored once, as card codes
-    # per part (dealt, top, middle, bottom, discard) and street.
+    # `streets` is a view: each open-face player's streets are stored once, as one list
+    # of numbers (STREETS_VIEW says how they read), the cheapest nested shape to insert.
     "player_streets": """
-        hand_id VARCHAR, seat BIGINT, dealt UTINYINT[][], top UTINYINT[][],
-        middle UTINYINT[][], bottom UTINYINT[][], discard UTINYINT[][]""",
+        hand_id VARCHAR, seat BIGINT, streets INTEGER, placements UINTEGER[]""",
     "quarantine": """
         source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR""",
     "runs": """
@@ -132,15 +132,16 @@ ROWS_VIEW = (
         "NULL::VARCHAR[] AS joker_as, r.royalties[k.i]::INTEGER",
     )
 )
-_STREET_PARTS = ("dealt", "top", "middle", "bottom", "discard")
+# A placement is street * 1000 + part * 100 + card code: the street from 1, the part an
+# index into STREET_PARTS (0 dealt, 1 top, 2 middle, 3 bottom, 4 discard).
 STREETS_VIEW = (
     "CREATE VIEW streets AS SELECT hand_id, seat, street, "
     + ", ".join(
-        f"array_to_string(list_transform({part}[street], lambda c: {_CARD_TEXT}[c + 1]), ' ') "
-        f"AS {part}"
-        for part in _STREET_PARTS
+        "array_to_string(list_transform(list_filter(placements, lambda p: p // 100 = "
+        f"street * 10 + {part}), lambda p: {_CARD_TEXT}[p % 100 + 1]), ' ') AS {name}"
+        for part, name in enumerate(STREET_PARTS)
     )
-    + " FROM (SELECT *, unnest(generate_series(1, len(dealt))) AS street FROM player_streets)"
+    + " FROM (SELECT *, unnest(generate_series(1, streets)) AS street FROM player_streets)"
 )
 # What a user sees: the tables of audit-output.md (rows being the view) and the seats sat out.
 PUBLISHED = (

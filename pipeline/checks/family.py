@@ -9,10 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.batch import HandBatch
-from pipeline.cards import try_parse
 from pipeline.checks.findings import DivergenceCheck, Findings
 from pipeline.checks.outcome import row_place
-from pipeline.columns import children, field
 from pipeline.games import ROW_NAMES, VARIANTS
 from pipeline.games.chinese import NATURAL, NATURALS
 from pipeline.games.open_face import STREETS
@@ -21,6 +19,7 @@ from pipeline.scoring import ChineseScore
 Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
 Flags = npt.NDArray[np.bool_]
+Sums = npt.NDArray[np.uint64]
 
 
 def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) -> None:
@@ -84,65 +83,65 @@ def open_face_hands(batch: HandBatch) -> Flags:
     return kinds[batch.hands.game]
 
 
-def _street_cards(batch: HandBatch) -> tuple[Ints, dict[str, tuple[Codes, Ints]]]:
-    """Each street's player, and per part (dealt, rows, discard) its cards' codes with the
-    street each belongs to."""
-    streets, player = children(batch.players.streets)
-    parts = {}
-    for name in ("dealt", *ROW_NAMES, "discard"):
-        texts, street = children(field(streets, name))
-        parts[name] = (try_parse(texts), street)
-    return player, parts
-
-
 def streets_dealt(batch: HandBatch) -> Ints:
     """Per player: the cards dealt over all streets of the hand (0 without streets)."""
-    player, parts = _street_cards(batch)
-    _, street = parts["dealt"]
-    return np.bincount(player[street], minlength=len(batch.players))
+    streets = batch.players.streets
+    _, street = streets.parts["dealt"]
+    return np.bincount(streets.player[street], minlength=len(batch.players))
 
 
-def _same_multisets(a: tuple[Codes, Ints], b: tuple[Codes, Ints], owners: int) -> Flags:
-    """Per owner: whether the two lists of codes hold the same codes as many times each."""
-    (a_codes, a_owner), (b_codes, b_owner) = a, b
-    same = np.bincount(a_owner, minlength=owners) == np.bincount(b_owner, minlength=owners)
-    keep_a, keep_b = same[a_owner], same[b_owner]
-    a_order = np.lexsort((a_codes[keep_a], a_owner[keep_a]))
-    b_order = np.lexsort((b_codes[keep_b], b_owner[keep_b]))
-    differs = a_codes[keep_a][a_order] != b_codes[keep_b][b_order]
-    same[a_owner[keep_a][a_order][differs]] = False
-    return same
+_BITS = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))  # 2 ** code
+
+
+def _card_sums(codes: Codes, owner: Ints, owners: int) -> tuple[Ints, Sums]:
+    """Per owner (`owner` ascending): how many cards, and the sum of 2 ** code over them.
+
+    A sum of k powers of two has k bits set only when the k powers are distinct, so a
+    list whose sum has as many bits as it has cards holds distinct cards, and those
+    cards are the sum's bits: two such lists are the same cards when their counts and
+    sums are equal. No sum wraps: 2 ** 52 is the largest power, and equal counts stay
+    far below 2 ** 11.
+    """
+    counts = np.bincount(owner, minlength=owners)
+    sums = np.zeros(owners, dtype=np.uint64)
+    held = counts > 0
+    sums[held] = np.add.reduceat(_BITS[codes], (np.cumsum(counts) - counts)[held])
+    return counts, sums
+
+
+def _distinct(counts: Ints, sums: Sums) -> Flags:
+    """Per owner of `_card_sums`: whether its cards are distinct."""
+    return np.bitwise_count(sums) == counts
 
 
 def check_placements(batch: HandBatch, findings: Findings) -> None:
     """chinese-family.md section 5: street sizes, every dealt card placed or discarded on
     its street, and the final rows the placements of all streets."""
     players = batch.players
-    street_player, parts = _street_cards(batch)
-    n_streets = len(street_player)
+    streets = players.streets
+    parts, n_streets = streets.parts, len(streets)
     size = {name: np.bincount(s, minlength=n_streets) for name, (_, s) in parts.items()}
     placed = size["top"] + size["middle"] + size["bottom"]
-    kept = (
-        np.concatenate([parts[n][0] for n in (*ROW_NAMES, "discard")]),
-        np.concatenate([parts[n][1] for n in (*ROW_NAMES, "discard")]),
+    # A street deals distinct cards, and places or discards each of them.
+    dealt, dealt_sum = _card_sums(*parts["dealt"], n_streets)
+    kept_sum = sum(
+        (_card_sums(*parts[name], n_streets)[1] for name in (*ROW_NAMES, "discard")),
+        start=np.zeros(n_streets, dtype=np.uint64),
     )
-    street_bad = ~_same_multisets(parts["dealt"], kept, n_streets)
+    street_bad = ~(
+        _distinct(dealt, dealt_sum) & (dealt == placed + size["discard"]) & (dealt_sum == kept_sum)
+    )
     problems: dict[int, str] = {}
     for s in np.flatnonzero(street_bad).tolist():
         problems.setdefault(
-            int(street_player[s]), "a street's dealt cards are not the ones it placed and discarded"
+            int(streets.player[s]),
+            "a street's dealt cards are not the ones it placed and discarded",
         )
-    rule_bad = _street_sizes(batch, street_player, size["dealt"], placed, size["discard"])
+    rule_bad = _street_sizes(batch, streets.player, size["dealt"], placed, size["discard"])
     for p, why in rule_bad.items():
         problems.setdefault(p, why)
-    for row in ROW_NAMES:
-        codes, street = parts[row]
-        final = players.setting[row]
-        with_streets = np.bincount(street_player, minlength=len(players)) > 0
-        held = (final.reshape(-1), np.repeat(np.arange(len(players)), final.shape[1]))
-        same = _same_multisets((codes, street_player[street]), held, len(players))
-        for p in np.flatnonzero(with_streets & ~same).tolist():
-            problems.setdefault(p, f"the {row} row is not the cards its streets placed there")
+    for p, why in _rows_placed(batch).items():
+        problems.setdefault(p, why)
     for p, why in sorted(problems.items()):
         findings.add(
             int(players.hand[p]),
@@ -152,30 +151,52 @@ def check_placements(batch: HandBatch, findings: Findings) -> None:
         )
 
 
+def _rows_placed(batch: HandBatch) -> dict[int, str]:
+    """Players with streets whose final rows are not what the streets placed in them,
+    with why. The final rows hold distinct cards (ingest quarantines a card held twice),
+    so equal counts and sums of `_card_sums` mean the same cards."""
+    players, streets = batch.players, batch.players.streets
+    n = len(players)
+    with_streets = streets.per_player(n) > 0
+    found: dict[int, str] = {}
+    for row in ROW_NAMES:
+        codes, street = streets.parts[row]
+        count, placed = _card_sums(codes, streets.player[street], n)
+        final = players.setting[row]
+        held = _BITS[final].sum(axis=1, dtype=np.uint64)
+        for p in np.flatnonzero(with_streets & ((count != final.shape[1]) | (placed != held))):
+            why = f"the {row} row is not the cards its streets placed there"
+            found.setdefault(int(p), why)
+    return found
+
+
 def _street_sizes(
     batch: HandBatch, street_player: Ints, dealt: Ints, placed: Ints, discard: Ints
 ) -> dict[int, str]:
     """Players whose streets do not deal, place and discard as their game does (in or out
     of Fantasyland), with why."""
     players = batch.players
-    n = len(players)
-    game = np.array(list(VARIANTS), dtype=object)[batch.hands.game][players.hand]
-    count = np.bincount(street_player, minlength=n)
-    number = np.arange(len(street_player)) - np.searchsorted(street_player, street_player)
-    in_fantasyland = players.fantasyland[street_player]
+    game = batch.hands.game[players.hand]
+    count = np.bincount(street_player, minlength=len(players))
     found: dict[int, str] = {}
     for name, rule in STREETS.items():
-        ours = game == name
+        ours = game == list(VARIANTS).index(name)
+        mine = np.flatnonzero(ours[street_player])  # the streets of this game's players
+        if len(mine) == 0:
+            continue
+        number = players.streets.numbers()[mine]
+        deals, places, discards = dealt[mine], placed[mine], discard[mine]
+        in_fantasyland = players.fantasyland[street_player[mine]]
         want_dealt = np.where(number == 0, rule.first, rule.later_dealt)
         want_placed = np.where(number == 0, rule.first, rule.later_placed)
-        usual = (dealt == want_dealt) & (placed == want_placed) & (discard == dealt - placed)
+        usual = (deals == want_dealt) & (places == want_placed)
         low, high = rule.fantasyland_dealt
-        fantasy = (dealt >= low) & (dealt <= high) & (placed == 13) & (discard == dealt - 13)
-        wrong = ours[street_player] & ~np.where(in_fantasyland, fantasy, usual)
-        for s in np.flatnonzero(wrong)[::-1].tolist():  # the first wrong street of each wins
-            found[int(street_player[s])] = (
-                f"street {number[s] + 1} deals {dealt[s]} cards, places {placed[s]} and "
-                f"discards {discard[s]}, which {name} does not"
+        fantasy = (deals >= low) & (deals <= high) & (places == 13)
+        kept = discards == deals - places
+        for s in np.flatnonzero(~(kept & np.where(in_fantasyland, fantasy, usual)))[::-1].tolist():
+            found[int(street_player[mine[s]])] = (  # the first wrong street of each wins
+                f"street {number[s] + 1} deals {deals[s]} cards, places {places[s]} and "
+                f"discards {discards[s]}, which {name} does not"
                 + (" in Fantasyland" if in_fantasyland[s] else "")
             )
         want = np.where(players.fantasyland, 1, 1 + rule.later)

@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.batch import STREET_PARTS, Streets
 from pipeline.cards import INVALID, JOKER, format_cards, try_parse
 from pipeline.columns import children, field, ints, is_null, lengths, whole
 from pipeline.games import ROW_NAMES, VARIANTS, Variant
@@ -73,7 +74,8 @@ class HandCards:
     dealt: CardList
     declared_natural: Flags  # per player
     natural_unnamed: Flags
-    discards: CardList  # open-face: every discarded card of each player (owner: the player)
+    streets: Streets  # open-face: each street's cards as codes, what the batch keeps
+    street_cards: dict[str, CardList]  # the same per part of a street (owner: the player)
     without_streets: Flags  # per player: an open-face player whose streets are missing
 
     @classmethod
@@ -83,6 +85,7 @@ class HandCards:
         boards, board_hand = children(table["boards"])
         board_texts, card_board = children(boards)
         names = pa.array([g.name for g in GAMES])
+        streets, street_cards = _streets(field(players, "streets"))
         return cls(
             game=ints(pc.index_in(whole(table["variant"]), value_set=names)),
             hand_of=hand_of,
@@ -101,7 +104,8 @@ class HandCards:
                 pc.equal(field(players, "declare"), "natural"), False
             ).to_numpy(zero_copy_only=False),
             natural_unnamed=is_null(field(players, "natural")),
-            discards=_discards(field(players, "streets")),
+            streets=streets,
+            street_cards=street_cards,
             without_streets=_open_face(table)[hand_of] & (lengths(field(players, "streets")) <= 0),
         )
 
@@ -177,7 +181,9 @@ def players_rule(h: HandCards) -> Verdict:
 def card_rule(h: HandCards) -> Verdict:
     bad = np.zeros(len(h), dtype=bool)
     bad[h.boards.owner[h.boards.codes == INVALID]] = True
-    lists = {**h.rows, "cards": h.dealt}
+    lists = {**h.rows, "cards": h.dealt} | {
+        f"streets' {part}": cards for part, cards in h.street_cards.items()
+    }
     for cards in lists.values():
         bad[h.hand_of[cards.owner[cards.codes == INVALID]]] = True
 
@@ -224,7 +230,8 @@ def duplicate_card_rule(h: HandCards) -> Verdict:
     n = len(h)
     hand_bits = np.zeros(n, dtype=np.uint64)
     hand_cards = np.zeros(n, dtype=np.int64)
-    lists = [h.boards, *h.rows.values(), h.discards]  # discards too: cards no one else holds
+    discards = h.street_cards["discard"]
+    lists = [h.boards, *h.rows.values(), discards]  # discards too: cards no one else holds
     for cards, owner in [(c, h.hand_of[c.owner] if c is not h.boards else c.owner) for c in lists]:
         bits, standard = _card_bits(cards.codes)
         hand_bits |= _or_by(owner, bits, n)
@@ -239,7 +246,7 @@ def duplicate_card_rule(h: HandCards) -> Verdict:
         places += [
             (f"seat {h.seat[p]} {name}", cards.codes[cards.of(p)])
             for p in h.players_of(i)
-            for name, cards in {**h.rows, "discards": h.discards}.items()
+            for name, cards in {**h.rows, "discards": discards}.items()
         ]
         seen: dict[int, str] = {}
         for where, codes in places:
@@ -295,12 +302,17 @@ def setting_rule(h: HandCards) -> Verdict:
     return Verdict(failed, why)
 
 
-def _discards(streets: pa.Array) -> CardList:
-    """The discarded cards of every player's streets, each owned by its player."""
+def _streets(streets: pa.Array) -> tuple[Streets, dict[str, CardList]]:
+    """Every player's streets, each part's card texts parsed once: as the batch keeps
+    them, and per part as lists of each player's cards (for the card checks)."""
     per_street, player = children(streets)
-    texts, street = children(field(per_street, "discard"))
-    owner = player[street]
-    return CardList(try_parse(texts), owner, texts, np.zeros(0, dtype=np.int64))
+    parts, lists = {}, {}
+    for name in STREET_PARTS:
+        texts, street = children(field(per_street, name))
+        codes = try_parse(texts)
+        parts[name] = (codes, street)
+        lists[name] = CardList(codes, player[street], texts, np.zeros(0, dtype=np.int64))
+    return Streets(player, parts), lists
 
 
 def _open_face(table: pa.Table) -> Flags:

@@ -214,7 +214,7 @@ def _players(players: pa.Array, cards: HandCards, game: Variant) -> hb.Players:
         fantasyland=_flag(field(players, "fantasyland"), False),
         fantasyland_next=_flag(field(players, "fantasyland_next"), False),
         has_fantasyland_next=~is_null(field(players, "fantasyland_next")),
-        streets=field(players, "streets"),
+        streets=cards.streets,
         points=ints(field(players, "points")),
         won=unscaled(field(players, "won")),
         rake=unscaled(field(players, "rake")),

@@ -179,16 +179,24 @@ def test_a_corrupt_parquet_row_group_loses_only_its_rows(tmp_path: Path) -> None
     assert accounting.read == accounting.verified + accounting.quarantined
 
 
-def chinese_hand() -> dict[str, Any]:
-    """A correctly settled closed Chinese hand (family/worked.md, hand 1), fresh each call."""
+def chinese_hand(line: int = 0) -> dict[str, Any]:
+    """A correctly settled hand of family/worked.md, fresh each call: the first is closed
+    Chinese, the third Open-Face Chinese."""
     worked = Path(__file__).parents[3] / "fixtures" / "family_worked_hands.jsonl"
-    return json.loads(worked.read_text().splitlines()[0])
+    return json.loads(worked.read_text().splitlines()[line])
 
 
-def spoil_chinese(change: Any) -> str:
-    hand = chinese_hand()
+def spoil_chinese(change: Any, line: int = 0) -> str:
+    hand = chinese_hand(line)
     change(hand)
     return json.dumps(hand)
+
+
+def _discard(hand: dict[str, Any], card: str) -> None:
+    """Seat 1's first street discards `card` as well."""
+    street = hand["players"][0]["streets"][0]
+    street["dealt"].append(card)
+    street["discard"] = [card]
 
 
 CHINESE_CASES: dict[str, tuple[str, str]] = {
@@ -234,6 +242,15 @@ CHINESE_CASES: dict[str, tuple[str, str]] = {
     ),
     "a joker": (spoil_chinese(lambda h: h["players"][0]["top"].__setitem__(0, "JK")), "joker"),
     "an unknown scoring": (spoil_chinese(lambda h: h.update(scoring="3-3")), "schema"),
+    "an open-face hand without streets": (
+        spoil_chinese(lambda h: h["players"][1].pop("streets"), line=2),
+        "setting",
+    ),
+    "a street card that is not a card": (spoil_chinese(lambda h: _discard(h, "Xx"), 2), "card"),
+    "a discard another seat holds": (
+        spoil_chinese(lambda h: _discard(h, h["players"][1]["top"][0]), 2),
+        "duplicate_card",
+    ),
 }
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.batch import Streets
 from pipeline.ingest.decode import decode_lines, schema
 from pipeline.ingest.quarantine import QuarantineCheck
 from pipeline.ingest.sources import dictionary_columns, read_blocks
@@ -34,6 +35,7 @@ def digest(batches: list[Any]) -> dict[str, list[Any]]:
             )
             if part.name == "game":  # the batch's layout, no column
                 continue
+            columns = {name: _streets_columns(c) for name, c in columns.items()}
             columns = {
                 f"{name}.{key}" if isinstance(column, dict) else name: inner
                 for name, column in columns.items()
@@ -49,6 +51,18 @@ def digest(batches: list[Any]) -> dict[str, list[Any]]:
                 )
                 out.setdefault(f"{part.name}.{name}", []).extend(as_list)
     return out
+
+
+def _streets_columns(column: Any) -> Any:
+    """The open-face streets as plain columns; any other column as it is."""
+    if not isinstance(column, Streets):
+        return column
+    parts = {f"{k}.codes": codes for k, (codes, _) in column.parts.items()}
+    return (
+        {"player": column.player}
+        | parts
+        | {f"{k}.street": street for k, (_, street) in column.parts.items()}
+    )
 
 
 def test_every_format_reads_the_same(tmp_path: Path) -> None:
