@@ -29,7 +29,7 @@ def children(lists: pa.Array) -> tuple[pa.Array, npt.NDArray[np.int64]]:
     """The values of a list column and, for each, the index of the list it belongs to."""
     lists = whole(lists)
     values = pc.list_flatten(lists)
-    parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    parents = pc.list_parent_indices(lists).to_numpy().astype(np.int64, copy=False)
     return values, parents
 
 

@@ -90,23 +90,24 @@ def streets_dealt(batch: HandBatch) -> Ints:
     return np.bincount(streets.player[street], minlength=len(batch.players))
 
 
-_BITS = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))  # 2 ** code
+# 2 ** code in two halves (codes 0 to 25, then 26 up), as bincount's float weights: a
+# half's sum stays an exact integer for any list shorter than 2 ** 27 cards.
+_LOW = np.where(np.arange(64) < 26, 2.0 ** np.arange(64), 0.0)
+_HIGH = np.where(np.arange(64) >= 26, 2.0 ** (np.arange(64) - 26), 0.0)
+_BITS = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))  # for fixed-size rows
 
 
-def _card_sums(codes: Codes, owner: Ints, owners: int) -> tuple[Ints, Sums]:
-    """Per owner (`owner` ascending): how many cards, and the sum of 2 ** code over them.
+def _card_sums(codes: Codes, owner: Ints, owners: int) -> Sums:
+    """Per owner: the sum of 2 ** code over its cards (modulo 2 ** 64).
 
     A sum of k powers of two has k bits set only when the k powers are distinct, so a
     list whose sum has as many bits as it has cards holds distinct cards, and those
     cards are the sum's bits: two such lists are the same cards when their counts and
-    sums are equal. No sum wraps: 2 ** 52 is the largest power, and equal counts stay
-    far below 2 ** 11.
+    sums are equal. (A list of 64 cards or more cannot be distinct: at most 53 codes.)
     """
-    counts = np.bincount(owner, minlength=owners)
-    sums = np.zeros(owners, dtype=np.uint64)
-    held = counts > 0
-    sums[held] = np.add.reduceat(_BITS[codes], (np.cumsum(counts) - counts)[held])
-    return counts, sums
+    low = np.bincount(owner, weights=_LOW[codes], minlength=owners).astype(np.uint64)
+    high = np.bincount(owner, weights=_HIGH[codes], minlength=owners).astype(np.uint64)
+    return low + (high << np.uint64(26))
 
 
 def _distinct(counts: Ints, sums: Sums) -> Flags:
@@ -120,16 +121,21 @@ def check_placements(batch: HandBatch, findings: Findings) -> None:
     players = batch.players
     streets = players.streets
     parts, n_streets = streets.parts, len(streets)
-    size = {name: np.bincount(s, minlength=n_streets) for name, (_, s) in parts.items()}
-    placed = size["top"] + size["middle"] + size["bottom"]
+    rows = [parts[name] for name in ROW_NAMES]
+    row_codes = np.concatenate([codes for codes, _ in rows])
+    row_street = np.concatenate([street for _, street in rows])
+    dealt = np.bincount(parts["dealt"][1], minlength=n_streets)
+    placed = np.bincount(row_street, minlength=n_streets)
+    discard = np.bincount(parts["discard"][1], minlength=n_streets)
     # A street deals distinct cards, and places or discards each of them.
-    dealt, dealt_sum = _card_sums(*parts["dealt"], n_streets)
-    kept_sum = sum(
-        (_card_sums(*parts[name], n_streets)[1] for name in (*ROW_NAMES, "discard")),
-        start=np.zeros(n_streets, dtype=np.uint64),
+    dealt_sum = _card_sums(*parts["dealt"], n_streets)
+    kept_sum = _card_sums(
+        np.concatenate([row_codes, parts["discard"][0]]),
+        np.concatenate([row_street, parts["discard"][1]]),
+        n_streets,
     )
     street_bad = ~(
-        _distinct(dealt, dealt_sum) & (dealt == placed + size["discard"]) & (dealt_sum == kept_sum)
+        _distinct(dealt, dealt_sum) & (dealt == placed + discard) & (dealt_sum == kept_sum)
     )
     problems: dict[int, str] = {}
     for s in np.flatnonzero(street_bad).tolist():
@@ -137,7 +143,7 @@ def check_placements(batch: HandBatch, findings: Findings) -> None:
             int(streets.player[s]),
             "a street's dealt cards are not the ones it placed and discarded",
         )
-    rule_bad = _street_sizes(batch, streets.player, size["dealt"], placed, size["discard"])
+    rule_bad = _street_sizes(batch, streets.player, dealt, placed, discard)
     for p, why in rule_bad.items():
         problems.setdefault(p, why)
     for p, why in _rows_placed(batch).items():
@@ -161,7 +167,8 @@ def _rows_placed(batch: HandBatch) -> dict[int, str]:
     found: dict[int, str] = {}
     for row in ROW_NAMES:
         codes, street = streets.parts[row]
-        count, placed = _card_sums(codes, streets.player[street], n)
+        owner = streets.player[street]
+        count, placed = np.bincount(owner, minlength=n), _card_sums(codes, owner, n)
         final = players.setting[row]
         held = _BITS[final].sum(axis=1, dtype=np.uint64)
         for p in np.flatnonzero(with_streets & ((count != final.shape[1]) | (placed != held))):
@@ -181,12 +188,15 @@ def _street_sizes(
     found: dict[int, str] = {}
     for name, rule in STREETS.items():
         ours = game == list(VARIANTS).index(name)
-        mine = np.flatnonzero(ours[street_player])  # the streets of this game's players
-        if len(mine) == 0:
-            continue
+        mine: slice | Ints = slice(None)  # the streets of this game's players
+        if not ours[street_player].all():
+            mine = np.flatnonzero(ours[street_player])
         number = players.streets.numbers()[mine]
+        if len(number) == 0:
+            continue
         deals, places, discards = dealt[mine], placed[mine], discard[mine]
-        in_fantasyland = players.fantasyland[street_player[mine]]
+        owner = street_player[mine]
+        in_fantasyland = players.fantasyland[owner]
         want_dealt = np.where(number == 0, rule.first, rule.later_dealt)
         want_placed = np.where(number == 0, rule.first, rule.later_placed)
         usual = (deals == want_dealt) & (places == want_placed)
@@ -194,7 +204,7 @@ def _street_sizes(
         fantasy = (deals >= low) & (deals <= high) & (places == 13)
         kept = discards == deals - places
         for s in np.flatnonzero(~(kept & np.where(in_fantasyland, fantasy, usual)))[::-1].tolist():
-            found[int(street_player[mine[s]])] = (  # the first wrong street of each wins
+            found[int(owner[s])] = (  # the first wrong street of each wins
                 f"street {number[s] + 1} deals {deals[s]} cards, places {places[s]} and "
                 f"discards {discards[s]}, which {name} does not"
                 + (" in Fantasyland" if in_fantasyland[s] else "")
