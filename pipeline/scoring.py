@@ -7,6 +7,7 @@ Players arrive grouped by hand and ordered by seat; pairs are formed per hand si
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,32 +114,13 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
     foul = chinese.fouled(rows)
     kind = np.array([g.family for g in VARIANTS.values()], dtype=object)[hands.game]
     open_face = (kind == "open_face")[players.hand]
-    royalty = np.where(
-        open_face[:, None], ofc.royalties(rows), chinese.royalties(rows, batch.game.rows)
+    (royalty,) = _per_family(
+        open_face,
+        lambda: (ofc.royalties(rows),),
+        lambda: (chinese.royalties(rows, batch.game.rows),),
     )
-    made, settled, natural = _naturals(batch)
-    a, b = pairs_of(players.hand, players.seat)
-    hand = players.hand[a]
-    closed = chinese.pair_points(
-        a,
-        b,
-        rows,
-        foul,
-        royalty,
-        settled,
-        natural,
-        hands.two_four[hand],
-        hands.surrender_points[hand],
-    )
-    opened = ofc.pair_points(a, b, rows, foul, royalty)
-    pair_open = open_face[a]
-    pairs = Pairs(
-        hand,
-        a,
-        b,
-        np.where(pair_open, opened.points, closed.points),
-        np.where(pair_open, opened.home_run, closed.home_run),
-    )
+    made, _, _ = _naturals(batch)
+    pairs = _family_pairs(batch, rows, foul, royalty, open_face)
     pineapple = (np.array(list(VARIANTS)) == "pineapple_ofc")[hands.game][players.hand]
     earned, cards = ofc.fantasyland_next(rows, foul, players.fantasyland, pineapple)
     plays = open_face & hands.fantasyland_rule[players.hand]
@@ -150,6 +132,51 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
         np.where(plays, cards, 0),
     )
     return pairs, score
+
+
+def _family_pairs(
+    batch: HandBatch,
+    rows: npt.NDArray[np.int16],
+    foul: npt.NDArray[np.bool_],
+    royalty: Ints,
+    open_face: npt.NDArray[np.bool_],
+) -> Pairs:
+    """Every pair of players of each hand, with the points of its game's rule."""
+    players, hands = batch.players, batch.hands
+    a, b = pairs_of(players.hand, players.seat)
+    hand = players.hand[a]
+
+    def opened() -> tuple[Ints, ...]:
+        played = ofc.pair_points(a, b, rows, foul, royalty)
+        return played.points, played.home_run
+
+    def closed() -> tuple[Ints, ...]:
+        _, settled, natural = _naturals(batch)
+        two_four, surrender = hands.two_four[hand], hands.surrender_points[hand]
+        played = chinese.pair_points(
+            a, b, rows, foul, royalty, settled, natural, two_four, surrender
+        )
+        return played.points, played.home_run
+
+    points, home_run = _per_family(open_face[a], opened, closed)
+    return Pairs(hand, a, b, points, home_run)
+
+
+def _per_family(
+    open_face: npt.NDArray[np.bool_],
+    opened: Callable[[], tuple[Ints, ...]],
+    closed: Callable[[], tuple[Ints, ...]],
+) -> tuple[Ints, ...]:
+    """Columns by the open-face rule where `open_face` (per player or pair), by the closed
+    Chinese one elsewhere; each rule is run only when the batch holds its games."""
+    if open_face.all():
+        return opened()
+    if not open_face.any():
+        return closed()
+    return tuple(
+        np.where(open_face.reshape(-1, *[1] * (o.ndim - 1)), o, c)
+        for o, c in zip(opened(), closed(), strict=True)
+    )
 
 
 def _naturals(batch: HandBatch) -> tuple[npt.NDArray[np.bool_], Ints, Ints]:
