@@ -13,6 +13,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from pipeline.errors import AuditError, ExitCode
+from pipeline.memory import keep_freed_memory
 
 HELP = "Audit Taiwanese Poker hand histories: re-evaluate, re-settle, flag every divergence."
 
@@ -270,4 +271,5 @@ def report_command(
 
 
 def main() -> None:
+    keep_freed_memory()
     app()
