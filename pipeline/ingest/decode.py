@@ -11,12 +11,14 @@ the literal text of numbers) and the pydantic models, record by record.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
@@ -214,7 +216,7 @@ def decode_objects(block: ObjectsBlock) -> Decoded:
 
 
 def _reads_text_as_decimal(leaf: Leaf) -> bool:
-    """Whether casting reads this leaf's decimals from text (laxer than the models)."""
+    """Whether this leaf's decimals come from text (checked here as JSON's are)."""
     _, target, source = leaf
     return (
         pa.types.is_decimal(target)
@@ -222,6 +224,34 @@ def _reads_text_as_decimal(leaf: Leaf) -> bool:
         and not pa.types.is_decimal(source)
         and not pa.types.is_integer(source)
     )
+
+
+def _rows_with_bad_amounts(batch: pa.Table | pa.RecordBatch, canonical: pa.StructType) -> list[int]:
+    """The rows holding an amount written as text the models would not read (an exponent,
+    more decimals than allowed, not a number): those go record by record."""
+    given = pa.struct([pa.field(f.name, batch.schema.field(f.name).type) for f in canonical])
+    bad: set[int] = set()
+    for leaf in leaves(canonical, given):
+        if not _reads_text_as_decimal(leaf):
+            continue
+        path, target, _ = leaf
+        texts, rows = _values_with_rows(whole(batch[path[0]]), path[1:])
+        pattern = MONEY_TEXT if target.scale == MONEY_SCALE else RATE_TEXT
+        ok = pc.match_substring_regex(texts.cast(pa.string()), f"^(?:{pattern.pattern})$")
+        bad.update(rows[pc.invert(pc.fill_null(ok, True)).to_numpy(zero_copy_only=False)].tolist())
+    return sorted(bad)
+
+
+def _values_with_rows(column: pa.Array, path: tuple[str, ...]) -> tuple[pa.Array, np.ndarray]:
+    """The values of a nested column at a leaf's path, and the row each comes from."""
+    rows = np.arange(len(column))
+    for step in path:
+        if step == "[]":
+            rows = rows[pc.list_parent_indices(column).to_numpy()]
+            column = pc.list_flatten(column)
+        else:
+            column = pc.struct_field(column, step)
+    return column, rows
 
 
 def _keeping_dictionary(leaf: Leaf) -> pa.DataType:
@@ -233,27 +263,42 @@ def _keeping_dictionary(leaf: Leaf) -> pa.DataType:
 
 
 def decode_arrow(block: ArrowBlock) -> Decoded:
-    """Parquet rows: cast to the canonical schema, or go record by record if they do not cast."""
+    """Parquet rows cast to the canonical schema, amounts written as text checked first; the
+    rows that do not cast (or hold an amount the models would not read) go record by record."""
     batch = block.batch
     sources = [f"{block.path}:row {block.first_row + i}" for i in range(batch.num_rows)]
+    canonical = pa.struct([f for f in schema() if f.name in batch.schema.names])
+    parts, start = [], 0
+    for row in [*_rows_with_bad_amounts(batch, canonical), batch.num_rows]:
+        if row > start:
+            parts.append(_cast_or_careful(batch.slice(start, row - start), sources[start:row]))
+        if row < batch.num_rows:
+            parts.append(_careful_rows(batch.slice(row, 1), sources[row : row + 1]))
+        start = row + 1
+    if len(parts) > 1:  # as one table: dictionaries read plainly, as the careful path does
+        parts = [dataclasses.replace(p, table=p.table.cast(schema())) for p in parts]
+    return concat(parts) if parts else _cast_or_careful(batch, sources)
+
+
+def _cast_or_careful(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> Decoded:
+    """Rows whose amounts are fine: cast to the canonical schema, or if they do not cast
+    (a type the models would read otherwise), record by record."""
     present = {f.name: f.type for f in batch.schema}
-    canonical = pa.struct([f for f in schema() if f.name in present])
-    given = pa.struct([pa.field(f.name, present[f.name]) for f in canonical])
-    if not any(_reads_text_as_decimal(leaf) for leaf in leaves(canonical, given)):
-        try:
-            columns = [
-                pc.cast(
-                    batch.column(f.name), map_leaves(f.type, present[f.name], _keeping_dictionary)
-                )
-                if f.name in present
-                else pa.nulls(batch.num_rows, f.type)
-                for f in schema()
-            ]
-            fields = [f.with_type(c.type) for f, c in zip(schema(), columns, strict=True)]
-            table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
-            return Decoded(table, sources, [None] * batch.num_rows, [])  # type: ignore[list-item]
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            pass
+    try:
+        columns = [
+            pc.cast(whole(batch[f.name]), map_leaves(f.type, present[f.name], _keeping_dictionary))
+            if f.name in present
+            else pa.nulls(batch.num_rows, f.type)
+            for f in schema()
+        ]
+        fields = [f.with_type(c.type) for f, c in zip(schema(), columns, strict=True)]
+        table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
+        return Decoded(table, sources, [None] * batch.num_rows, [])  # type: ignore[list-item]
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return _careful_rows(batch, sources)
+
+
+def _careful_rows(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> Decoded:
     records = batch.to_pylist()
     raws: list[bytes | str] = [json.dumps(r, default=str) for r in records]
     return careful(sources, records, raws, parsed=True)

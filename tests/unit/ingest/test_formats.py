@@ -8,11 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.batch import Streets
+from pipeline.ingest import decode
 from pipeline.ingest.decode import decode_lines, schema
 from pipeline.ingest.quarantine import QuarantineCheck
 from pipeline.ingest.sources import dictionary_columns, read_blocks
@@ -107,6 +110,58 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
         else:
             expected = want
         assert got == expected, name
+
+
+def _shapes(source: Path, out: Path) -> dict[str, Path]:
+    """The records of `source` as Parquet written the ordinary ways (hand-history.md allows
+    them all): pyarrow from the JSON records (amounts and times as text, one row group), pyarrow
+    with int32 seats and large lists in many row groups, DuckDB's COPY, polars."""
+    records = [json.loads(line) for line in source.read_text().splitlines()]
+    # (Table.from_pylist would take its fields from the first record alone.)
+    plain = pa.Table.from_struct_array(pa.array(records))
+    pq.write_table(plain, out / "pylist.parquet")
+    narrow = pa.table(
+        {
+            name: pa.compute.cast(
+                column,
+                pa.int32() if name == "hand_no" else pa.large_list(column.type.value_type),
+            )
+            if name in ("hand_no", "boards")
+            else column
+            for name, column in zip(plain.column_names, plain.columns, strict=True)
+        }
+    )
+    pq.write_table(narrow, out / "narrow.parquet", row_group_size=16)
+    duckdb.execute(f"COPY (SELECT * FROM read_json('{source}')) TO '{out / 'duckdb.parquet'}'")
+    pl.read_ndjson(source).write_parquet(out / "polars.parquet")
+    return {name: out / f"{name}.parquet" for name in ("pylist", "narrow", "duckdb", "polars")}
+
+
+def test_parquet_of_every_ordinary_shape_reads_as_json_lines_do(tmp_path: Path) -> None:
+    source = EXAMPLES / "clean" / "hands.jsonl"
+    load_examples("clean")
+    want = digest(ingest(source)[0])
+    for name, path in _shapes(source, tmp_path).items():
+        decoded = [decode(block) for block in read_blocks(path)]
+        # Columnar all the way: no record went through the models one by one.
+        assert all(raw is None for d in decoded for raw in d.raws), name
+        batches, rejects, _ = ingest(path)
+        assert rejects == [] and digest(batches) == want, name
+
+
+def test_a_bad_amount_in_text_sends_only_its_record_the_careful_way(tmp_path: Path) -> None:
+    source = EXAMPLES / "clean" / "hands.jsonl"
+    load_examples("clean")
+    records = [json.loads(line) for line in source.read_text().splitlines()]
+    records[5]["players"][1]["won"] = "1e2"
+    records[9]["rake_cap"] = "4.001"
+    pq.write_table(pa.Table.from_struct_array(pa.array(records)), tmp_path / "bad.parquet")
+    decoded = [decode(block) for block in read_blocks(tmp_path / "bad.parquet")]
+    assert sum(raw is not None for d in decoded for raw in d.raws) == 0
+    assert [q.source.rsplit(" ", 1)[1] for d in decoded for q in d.quarantined] == ["6", "10"]
+    assert [q.check for d in decoded for q in d.quarantined] == [QuarantineCheck.schema] * 2
+    verified = [h for d in decoded for h in d.table["hand_id"].to_pylist()]
+    assert verified == [r["hand_id"] for i, r in enumerate(records) if i not in (5, 9)]
 
 
 def test_the_input_faults_of_the_examples_are_quarantined() -> None:
