@@ -37,6 +37,19 @@ from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 from pipeline.ingest.sources import ArrowBlock, LinesBlock, ObjectsBlock, loads
 
 _SMALLEST_FAST = 32
+# An amount written as a JSON number (hand-history.md allows it when its literal text has
+# at most two decimals): quoted, it reads as text and is checked as text amounts are.
+# Inside a JSON string a quote is escaped, so `"won": 12` can only be a key and its value.
+_AMOUNT_KEYS = b"|".join(
+    sorted(
+        {
+            p[-1].encode()
+            for p, t, _ in leaves(pa.struct(list(arrow_schema())))
+            if pa.types.is_decimal(t)
+        }
+    )
+)
+_BARE_AMOUNT = re.compile(rb'("(?:' + _AMOUNT_KEYS + rb')"\s*:\s*)(-?[0-9][0-9.eE+-]*)')
 
 
 @dataclass(frozen=True)
@@ -156,14 +169,27 @@ def _plain_decimals(table: pa.Table) -> bool:
 def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
     """The block through Arrow's JSON reader, or None if the models might read it otherwise.
 
-    Amounts are read as text first: a JSON number where text is expected (an amount
-    written as a number) makes Arrow give up, and the block goes the careful way.
+    Amounts are read as text and checked with the models' patterns. Amounts written as
+    JSON numbers make Arrow give up; the block is read again with them quoted.
     """
     data = b"\n".join(lines)
-    try:
-        if not data.isascii():
+    if not data.isascii():
+        try:
             data.decode("utf-8")  # Arrow does not check the text of strings
-        table = pj.read_json(
+        except UnicodeDecodeError:
+            return None
+    table = _read_json(data, threads)
+    if table is None and _BARE_AMOUNT.search(data):  # amounts written as JSON numbers
+        table = _read_json(_BARE_AMOUNT.sub(rb'\1"\2"', data), threads)
+    if table is None or table.num_rows != len(lines) or not _plain_decimals(table):
+        return None
+    return table.cast(schema())
+
+
+def _read_json(data: bytes, threads: bool) -> pa.Table | None:
+    """Arrow's JSON reader with the text schema, or None where it gives up."""
+    try:
+        return pj.read_json(
             io.BytesIO(data),
             # Threads split the block in chunks of whole lines, for when blocks are read
             # one at a time; with worker threads, each parses its own block alone.
@@ -175,11 +201,8 @@ def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
                 explicit_schema=text_schema(), unexpected_field_behavior="ignore"
             ),
         )
-    except (UnicodeDecodeError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if table.num_rows != len(lines) or not _plain_decimals(table):
-        return None
-    return table.cast(schema())
 
 
 def concat(parts: list[Decoded]) -> Decoded:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,11 @@ import pyarrow.parquet as pq
 
 from pipeline.batch import Streets
 from pipeline.ingest import decode
-from pipeline.ingest.decode import decode_lines, schema
+from pipeline.ingest.decode import _AMOUNT_KEYS, _fast_lines, decode_lines, schema
 from pipeline.ingest.quarantine import QuarantineCheck
 from pipeline.ingest.sources import dictionary_columns, read_blocks
 from tests.conftest import EXAMPLES, ROOT, load_examples
-from tests.unit.ingest.helpers import ingest
+from tests.unit.ingest.helpers import ingest, write_lines
 
 SCHEMA_FILE = ROOT / "schemas" / "hand-history.schema.json"
 
@@ -162,6 +163,24 @@ def test_a_bad_amount_in_text_sends_only_its_record_the_careful_way(tmp_path: Pa
     assert [q.check for d in decoded for q in d.quarantined] == [QuarantineCheck.schema] * 2
     verified = [h for d in decoded for h in d.table["hand_id"].to_pylist()]
     assert verified == [r["hand_id"] for i, r in enumerate(records) if i not in (5, 9)]
+
+
+def test_amounts_written_as_json_numbers_take_the_columnar_path(tmp_path: Path) -> None:
+    source = EXAMPLES / "clean" / "hands.jsonl"
+    load_examples("clean")
+    quoted = re.compile(rb'("(?:' + _AMOUNT_KEYS + rb')": )"(-?[0-9.]+)"')
+    lines = [quoted.sub(rb"\1\2", line) for line in source.read_bytes().splitlines()]
+    assert b'"point_value": "' not in lines[0] and b'"point_value": ' in lines[0]
+    assert _fast_lines(lines, threads=False) is not None  # the whole block, columnar
+    numbers = write_lines(tmp_path / "numbers.jsonl", lines)
+    batches, rejects, _ = ingest(numbers)
+    assert rejects == [] and digest(batches) == digest(ingest(source)[0])
+    # An exponent or a third decimal is still not money: those records alone are quarantined.
+    lines[3] = lines[3].replace(b'"rake_cap": ', b'"rake_cap": 4e0, "x": ', 1)
+    lines[7] = re.sub(rb'"point_value": [0-9.]+', b'"point_value": 1.005', lines[7])
+    _, rejects, accounting = ingest(write_lines(tmp_path / "bad.jsonl", lines))
+    assert [q.source.rsplit(":", 1)[1] for q in rejects] == ["4", "8"]
+    assert accounting.verified == len(lines) - 2
 
 
 def test_the_input_faults_of_the_examples_are_quarantined() -> None:
