@@ -4,7 +4,9 @@ Run: make bench (or .venv/bin/python scripts/bench_pipeline.py --hands 200000).
 Generates (or reuses) the data set in bench/: tables of 2 to 6 players, half with
 jokers. Each verify runs in a fresh process, so its peak RSS is its own; the
 baseline runs on the first --baseline-hands lines of the same JSON Lines file
-and its rate is per hand, like ours.
+and its rate is per hand, like ours. Then the first --shape-hands of those hands,
+written as Parquet the ordinary ways (pyarrow, DuckDB, polars), are each audited
+beside the project's own Parquet of them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import sys
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 HANDS_PER_TABLE = 200
@@ -58,6 +61,54 @@ def data_set(hands: int, out: Path, variant: str = "taiwanese") -> tuple[Path, P
     return jsonl, parquet
 
 
+def shape_files(jsonl: Path, parquet: Path, hands: int, out: Path) -> dict[str, Path]:
+    """The first `hands` hands of `jsonl`, written the ordinary ways hand-history.md allows:
+    JSON Lines; Parquet by pyarrow from the JSON (amounts and times as text, one row group),
+    by pyarrow with decimals (row groups of 10,000), by DuckDB's COPY and by polars; and the
+    project's own Parquet (`generate`'s: decimals, dictionaries, row groups of 8,192)."""
+    import duckdb
+    import polars as pl
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    from pipeline.hand_history import arrow_schema
+
+    folder = out / f"shapes-{hands}"
+    files = {
+        name: folder / file
+        for name, file in (
+            ("generate's own Parquet", "own.parquet"),
+            ("JSON Lines", "hands.jsonl"),
+            ("pyarrow, text amounts, 1 row group", "pyarrow-text.parquet"),
+            ("pyarrow, decimals, row groups of 10,000", "pyarrow-decimal.parquet"),
+            ("DuckDB COPY", "duckdb.parquet"),
+            ("polars write_parquet", "polars.parquet"),
+        )
+    }
+    if all(path.exists() for path in files.values()):
+        return files
+    folder.mkdir(parents=True, exist_ok=True)
+    with jsonl.open("rb") as source, files["JSON Lines"].open("wb") as target:
+        for _, line in zip(range(hands), source, strict=False):
+            target.write(line)
+    text = pj.read_json(files["JSON Lines"])
+    pq.write_table(text, files["pyarrow, text amounts, 1 row group"], row_group_size=hands)
+    decimals = pj.read_json(
+        files["JSON Lines"], parse_options=pj.ParseOptions(explicit_schema=arrow_schema())
+    )
+    pq.write_table(
+        decimals, files["pyarrow, decimals, row groups of 10,000"], row_group_size=10_000
+    )
+    with duckdb.connect() as con:
+        con.execute("SET enable_progress_bar = false")
+        lines, copy = files["JSON Lines"], files["DuckDB COPY"]
+        con.execute(f"COPY (SELECT * FROM read_json('{lines}')) TO '{copy}'")
+    pl.read_ndjson(files["JSON Lines"]).write_parquet(files["polars write_parquet"])
+    own = pq.read_table(parquet).slice(0, hands)
+    pq.write_table(own, files["generate's own Parquet"], row_group_size=8_192)
+    return files
+
+
 def measure(path: Path, out: Path, workers: int) -> None:
     """In this process: verify `path` into `out`; print one JSON line of figures."""
     from pipeline.memory import keep_freed_memory
@@ -91,6 +142,46 @@ def measure(path: Path, out: Path, workers: int) -> None:
     )
 
 
+def runs_of(path: Path, workers: int, repeat: int, out: Path) -> list[dict[str, Any]]:
+    """`repeat` runs of verify on `path`, each in a fresh process, their figures."""
+    command = [sys.executable, __file__, "--measure", str(path), str(out), "--workers"]
+    runs = []
+    for _ in range(repeat):
+        finished = subprocess.run(
+            [*command, str(workers)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        runs.append(json.loads(finished.stdout.splitlines()[-1]))
+    return runs
+
+
+def shapes_table(
+    jsonl: Path, parquet: Path, hands: int, a: argparse.Namespace, base_rate: float
+) -> None:
+    """Each shape of the same hands audited end to end, beside the project's own Parquet."""
+    files = shape_files(jsonl, parquet, hands, a.out)
+    rates = {}
+    print(
+        f"\n{hands:,} hands as each shape ({a.workers} workers, median of {a.repeat}):\n\n"
+        "| shape | hands/s | time a hand, x own Parquet | x baseline | CPU us a player | "
+        "peak RSS MB |\n| --- | ---: | ---: | ---: | ---: | ---: |"
+    )
+    for name, path in files.items():
+        runs = runs_of(path, a.workers, a.repeat, a.out / "audit")
+        assert all(r["hands"] == hands for r in runs), (name, runs[0]["hands"])
+        rates[name] = rate = statistics.median(r["hands"] / r["seconds"] for r in runs)
+        cpu = statistics.median(r["cpu_seconds"] * 1e6 / r["players"] for r in runs)
+        peak = max(r["peak_mb"] for r in runs)
+        own = rates["generate's own Parquet"]
+        print(
+            f"| {name} | {rate:,.0f} | {own / rate:.2f} | "
+            f"{rate / base_rate:.1f} | {cpu:.1f} | {peak:,.0f} |"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--hands", type=int, default=200_000)
@@ -98,6 +189,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "bench")
     ap.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4))
+    ap.add_argument(
+        "--shape-hands", type=int, default=100_000, help="hands of the shapes table (0: none)"
+    )
     ap.add_argument("--data-only", action="store_true", help="generate the data set and stop")
     ap.add_argument("--measure", nargs=2, type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -140,24 +234,7 @@ def main() -> None:
         done = baseline.run(jsonl, a.baseline_hands)
         base_rates.append(done / (time.perf_counter() - started))
     for name, path, workers in configs:
-        runs = []
-        for _ in range(a.repeat):
-            finished = subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--measure",
-                    str(path),
-                    str(a.out / "audit"),
-                    "--workers",
-                    str(workers),
-                ],
-                capture_output=True,
-                text=True,
-                check=True,
-                cwd=ROOT,
-            )
-            runs.append(json.loads(finished.stdout.splitlines()[-1]))
+        runs = runs_of(path, workers, a.repeat, a.out / "audit")
         middle = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
         rate = statistics.median(r["hands"] / r["seconds"] for r in runs)
         rows.append((name, rate, middle, max(r["peak_mb"] for r in runs)))
@@ -188,6 +265,8 @@ def main() -> None:
         "\nMedians of the runs. Stage seconds are summed over the worker threads, so with "
         "several workers they add up to more than the run's seconds."
     )
+    if a.shape_hands:
+        shapes_table(jsonl, parquet, a.shape_hands, a, base_rate)
 
 
 if __name__ == "__main__":

@@ -309,7 +309,10 @@ def _cast_or_careful(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> De
     present = {f.name: f.type for f in batch.schema}
     try:
         columns = [
-            pc.cast(whole(batch[f.name]), map_leaves(f.type, present[f.name], _keeping_dictionary))
+            pc.cast(
+                _utc(whole(batch[f.name])),
+                map_leaves(f.type, present[f.name], _keeping_dictionary),
+            )
             if f.name in present
             else pa.nulls(batch.num_rows, f.type)
             for f in schema()
@@ -319,6 +322,14 @@ def _cast_or_careful(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> De
         return Decoded(table, sources, [None] * batch.num_rows, [])  # type: ignore[list-item]
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return _careful_rows(batch, sources)
+
+
+def _utc(column: pa.Array) -> pa.Array:
+    """A timestamp column as UTC instants, which cast to RFC 3339 text: one without a time
+    zone (as Arrow's JSON reader makes of "...Z" texts, for one) is read as UTC."""
+    if pa.types.is_timestamp(column.type) and column.type.tz is None:
+        return column.cast(pa.timestamp(column.type.unit, "UTC"))
+    return column
 
 
 def _careful_rows(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> Decoded:

@@ -13,6 +13,7 @@ import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.json
 import pyarrow.parquet as pq
 
 from pipeline.batch import Streets
@@ -116,7 +117,8 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
 def _shapes(source: Path, out: Path) -> dict[str, Path]:
     """The records of `source` as Parquet written the ordinary ways (hand-history.md allows
     them all): pyarrow from the JSON records (amounts and times as text, one row group), pyarrow
-    with int32 seats and large lists in many row groups, DuckDB's COPY, polars."""
+    with int32 seats and large lists in many row groups, DuckDB's COPY, polars, and Arrow's
+    own JSON reader."""
     records = [json.loads(line) for line in source.read_text().splitlines()]
     # (Table.from_pylist would take its fields from the first record alone.)
     plain = pa.Table.from_struct_array(pa.array(records))
@@ -135,7 +137,10 @@ def _shapes(source: Path, out: Path) -> dict[str, Path]:
     pq.write_table(narrow, out / "narrow.parquet", row_group_size=16)
     duckdb.execute(f"COPY (SELECT * FROM read_json('{source}')) TO '{out / 'duckdb.parquet'}'")
     pl.read_ndjson(source).write_parquet(out / "polars.parquet")
-    return {name: out / f"{name}.parquet" for name in ("pylist", "narrow", "duckdb", "polars")}
+    # Arrow's JSON reader makes "...Z" texts timestamps without a zone: read as UTC.
+    pq.write_table(pa.json.read_json(source), out / "arrow-json.parquet")
+    names = ("pylist", "narrow", "duckdb", "polars", "arrow-json")
+    return {name: out / f"{name}.parquet" for name in names}
 
 
 def test_parquet_of_every_ordinary_shape_reads_as_json_lines_do(tmp_path: Path) -> None:
