@@ -161,30 +161,25 @@ def _streets_table(batch: HandBatch) -> pa.Table:
     them (dealt, each row, discard) as street * 1000 + part * 100 + card code, part by
     part and street by street. The store's `streets` view spells them out, a row per street."""
     players, streets = batch.players, batch.players.streets
-    n = len(players)
     first = streets.firsts()
     owner = streets.player[first]
-    first_street = np.zeros(n, dtype=np.int64)
-    first_street[owner] = first
-    by_part = [(codes, street, streets.player[street]) for codes, street in streets.parts.values()]
-    counts = [np.bincount(player, minlength=n) for _, _, player in by_part]
-    ends = np.cumsum(counts, axis=0)  # per part, per player: cards up to this part
-    player_end = np.cumsum(ends[-1])
-    placements = np.empty(int(player_end[-1]) if n else 0, dtype=np.uint32)
-    for part, (codes, street, player) in enumerate(by_part):
-        # A player's cards of this part go after their earlier parts, in their order.
-        goes_to = player_end - ends[-1] + ends[part] - counts[part]
-        comes_from = np.cumsum(counts[part]) - counts[part]
-        at = (goes_to - comes_from)[player] + np.arange(len(codes))
-        placements[at] = (street - first_street[player] + 1) * 1000 + part * 100 + codes
+    parts = list(streets.parts.values())
+    street = np.concatenate([s for _, s in parts])
+    part = np.repeat(np.arange(len(parts), dtype=np.uint32), [len(s) for _, s in parts])
+    placements = (streets.numbers().astype(np.uint32)[street] + 1) * 1000 + part * 100
+    placements += np.concatenate([codes for codes, _ in parts]).astype(np.uint32)
+    player = streets.player[street]
+    # Each part's cards come player by player: a stable sort merges the five runs.
+    order = np.argsort(player, kind="stable")
+    per_player = np.bincount(player, minlength=len(players))[owner]
     return pa.table(
         {
             "hand_id": _spread(batch.hands.hand_id, players.hand[owner]),
             "seat": players.seat[owner],
             "streets": np.diff(np.r_[first, len(streets)]).astype(np.int32),
             "placements": pa.ListArray.from_arrays(
-                pa.array(np.r_[0, player_end[owner]].astype(np.int32)),
-                pa.array(placements, pa.uint32()),
+                pa.array(np.r_[0, np.cumsum(per_player)].astype(np.int32)),
+                pa.array(placements[order], pa.uint32()),
             ),
         }
     )

@@ -11,6 +11,7 @@ from tests.conftest import EXAMPLES, load_examples
 from tests.golden.test_verify_examples import assert_recomputed_exactly, audit, flagged
 
 GAMES = ("chinese", "ofc", "pineapple_ofc")
+PARTS = ("dealt", "top", "middle", "bottom", "discard")
 
 
 def of_games(hands: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -65,6 +66,28 @@ def test_every_family_fault_found_and_no_other_hand_flagged(tmp_path: Path) -> N
     missed = [(f["hand_id"], f["check"]) for f in listed if (f["hand_id"], f["check"]) not in found]
     false = sorted((h, c) for h, c in found if h in ours and h not in allowed)
     assert (missed, false) == ([], [])
+
+
+def test_the_streets_view_gives_back_every_street_as_recorded(tmp_path: Path) -> None:
+    """Placements stored as numbers, spelled out by the view: every street of every
+    verified open-face player, the faulty ones (placement faults) included, card by card."""
+    hands = [h for h in load_examples("family/faults") if h["variant"] in GAMES[1:]]
+    _, con = audit(tmp_path, EXAMPLES / "family" / "faults" / "hands.jsonl")
+    stored = {
+        (h, seat, n): parts
+        for h, seat, n, *parts in con.execute(
+            "SELECT hand_id, seat, street, dealt, top, middle, bottom, discard FROM streets"
+        ).fetchall()
+    }
+    verified = {h for (h,) in con.execute("SELECT hand_id FROM hands").fetchall()}
+    want = {
+        (hand["hand_id"], p["seat"], n): [" ".join(street.get(part, [])) for part in PARTS]
+        for hand in hands
+        if hand["hand_id"] in verified
+        for p in hand["players"]
+        for n, street in enumerate(p["streets"], start=1)
+    }
+    assert len(want) > 1000 and stored == want
 
 
 def test_a_file_mixing_the_games_audits_each_as_alone(tmp_path: Path) -> None:
