@@ -19,6 +19,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import AfterValidator, BaseModel, BeforeValidator
+from pydantic.fields import FieldInfo
 
 from pipeline.columns import field, is_null, lengths, utc_micros, whole
 from pipeline.hand_history import Exactly, Hand, to_timestamp
@@ -33,8 +34,9 @@ def _unwrap(annotation: Any, metadata: Sequence[Any]) -> tuple[Any, list[Any], b
     while True:
         origin = typing.get_origin(annotation)
         args = typing.get_args(annotation)
-        if origin is Annotated:
-            annotation, meta = args[0], [*meta, *args[1:]]
+        if origin is Annotated:  # a Field(...) inside brings its constraints as metadata
+            extra = [c for a in args[1:] for c in (a.metadata if isinstance(a, FieldInfo) else [a])]
+            annotation, meta = args[0], [*meta, *extra]
         elif origin in (typing.Union, types.UnionType):
             optional = optional or type(None) in args
             annotation = next(a for a in args if a is not type(None))

@@ -50,6 +50,10 @@ CASES: dict[str, tuple[str | bytes, str]] = {
         "schema",
     ),
     "negative stack": (spoil(set_("players.0.stack_start", "-1.00")), "schema"),
+    # Constraints of optional fields (a Field inside an optional type) hold too.
+    "negative add-on": (spoil(set_("players.0.add_on", "-1.00")), "schema"),
+    "empty currency": (spoil(set_("currency", "")), "schema"),
+    "currency in lower case": (spoil(set_("currency", "usd")), "schema"),
     "one player": (spoil(lambda h: h.update(players=h["players"][:1])), "players"),
     "seven players": (
         spoil(lambda h: h.update(players=h["players"] + h["players"][:3])),
