@@ -63,7 +63,7 @@ def decode(block: FilePart, threads: bool = True) -> Decoded:
     if isinstance(block, LinesBlock):
         return decode_lines(block, threads)
     if isinstance(block, ObjectsBlock):
-        return decode_objects(block)
+        return decode_objects(block, threads)
     return decode_arrow(block)
 
 

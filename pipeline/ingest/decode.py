@@ -15,6 +15,7 @@ import dataclasses
 import io
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,24 +219,49 @@ def concat(parts: list[Decoded]) -> Decoded:
 
 def decode_lines(block: LinesBlock, threads: bool = True) -> Decoded:
     sources = [f"{block.path}:{n}" for n in block.line_numbers]
+
+    def one_by_one(lo: int, hi: int) -> Decoded:
+        lines = block.lines[lo:hi]
+        return careful(sources[lo:hi], list(lines), list(lines), parsed=False)
+
+    return _columnar(block.lines, sources, list(block.lines), one_by_one, threads)
+
+
+def decode_objects(block: ObjectsBlock, threads: bool = True) -> Decoded:
+    """A JSON array's hands, read as JSON Lines are: each object's text made one line (a
+    line break in JSON text can only stand between tokens, never inside a string), so the
+    block takes the columnar path; the objects it cannot take go one by one."""
+    lines = [raw.replace("\n", " ").replace("\r", " ").encode() for raw in block.raws]
+    raws: list[bytes | str] = list(block.raws)
+
+    def one_by_one(lo: int, hi: int) -> Decoded:
+        return careful(block.sources[lo:hi], block.records[lo:hi], raws[lo:hi], parsed=True)
+
+    return _columnar(lines, block.sources, raws, one_by_one, threads)
+
+
+def _columnar(
+    lines: list[bytes],
+    sources: list[str],
+    raws: list[bytes | str],
+    one_by_one: Callable[[int, int], Decoded],
+    threads: bool,
+) -> Decoded:
+    """Lines of JSON through Arrow's reader; a part it gives up on is halved until the
+    lines it cannot take are alone, and those are read `one_by_one`."""
     parts: list[Decoded] = []
-    pending = [(0, len(block.lines))]  # halves still to read, in order (no recursion: no cycles)
+    pending = [(0, len(lines))]  # halves still to read, in order (no recursion: no cycles)
     while pending:
         lo, hi = pending.pop()
-        lines = block.lines[lo:hi]
-        table = _fast_lines(lines, threads)
+        table = _fast_lines(lines[lo:hi], threads)
         if table is not None:
-            parts.append(Decoded(table, sources[lo:hi], list(lines), []))
+            parts.append(Decoded(table, sources[lo:hi], raws[lo:hi], []))
         elif hi - lo <= _SMALLEST_FAST:
-            parts.append(careful(sources[lo:hi], list(lines), list(lines), parsed=False))
+            parts.append(one_by_one(lo, hi))
         else:
             mid = (lo + hi) // 2
             pending += [(mid, hi), (lo, mid)]
     return concat(parts)
-
-
-def decode_objects(block: ObjectsBlock) -> Decoded:
-    return careful(block.sources, block.records, list(block.raws), parsed=True)
 
 
 def _reads_text_as_decimal(leaf: Leaf) -> bool:

@@ -269,6 +269,7 @@ class _Document:
         self.pos = 0
         self.line = 1  # the line `text` starts on
         self.eof = False
+        self._counted_text, self._counted_to, self._lines_before = "", 0, 0  # for `where`
 
     def peek(self) -> str | None:
         """The next character that is not a separator, or None at the end of the document."""
@@ -300,7 +301,12 @@ class _Document:
         return record, raw, here
 
     def where(self) -> int:
-        return self.line + self.text.count("\n", 0, self.pos)
+        """The line `pos` is on; the text before it is counted once, not at every call."""
+        if self._counted_text is not self.text or self._counted_to > self.pos:
+            self._counted_text, self._counted_to, self._lines_before = self.text, 0, 0
+        self._lines_before += self.text.count("\n", self._counted_to, self.pos)
+        self._counted_to = self.pos
+        return self.line + self._lines_before
 
     def after_close(self) -> str:
         """What follows the array's closing bracket (nothing, in a good file)."""

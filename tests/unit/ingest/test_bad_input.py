@@ -265,3 +265,19 @@ def test_each_bad_chinese_record_is_quarantined_with_its_check(case: str, tmp_pa
     _, rejects, accounting = ingest(path)
     assert [q.check.value for q in rejects] == [check], [q.message for q in rejects]
     assert accounting.read == 2 and accounting.verified == 1 and accounting.quarantined == 1
+
+
+def test_a_json_array_names_the_line_each_hand_starts_on(tmp_path: Path) -> None:
+    """Objects of an array are read as lines (columnar) but named by where they start."""
+    hands = [valid_hand() for _ in range(3)]
+    for i, hand in enumerate(hands):
+        hand["hand_id"] += f"-{i}"
+    hands[2]["players"][0]["middle"][0] = "Tx"
+    texts = [json.dumps(hands[0], indent=1), json.dumps(hands[1]), json.dumps(hands[2], indent=2)]
+    document = "[\n" + ",\n".join(texts) + "\n]\n"
+    path = tmp_path / "hands.json"
+    path.write_text(document)
+    _, rejects, accounting = ingest(path)
+    line = document.count("\n", 0, document.index(texts[2])) + 1
+    assert [(q.check.value, q.source) for q in rejects] == [("card", f"{path}:{line}")]
+    assert accounting.verified == 2 and line > 40
