@@ -5,6 +5,8 @@ Detection over whole columns; only the divergences found become sentences.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -27,17 +29,17 @@ def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
     declared natural the cards do not make."""
     players, rows = batch.players, batch.rows
     seat, hand = players.seat, players.hand
-    for p in np.flatnonzero(players.has_fouled & (players.fouled != scored.fouled)).tolist():
-        fouls = bool(scored.fouled[p])
-        findings.add(
-            int(hand[p]),
-            DivergenceCheck.foul,
-            f"seat {seat[p]}'s setting {'fouls' if fouls else 'does not foul'}, recorded as "
-            f"{'not fouled' if fouls else 'fouled'}",
-            seat=int(seat[p]),
-            expected=str(fouls).lower(),
-            recorded=str(not fouls).lower(),
-        )
+    _recorded_flags(
+        batch,
+        findings,
+        DivergenceCheck.foul,
+        players.has_fouled & (players.fouled != scored.fouled),
+        scored.fouled,
+        lambda p, fouls: (
+            f"seat {seat[p]}'s setting {'fouls' if fouls else 'does not foul'}, "
+            f"recorded as {'not fouled' if fouls else 'fouled'}"
+        ),
+    )
     ours = scored.royalty[rows.player, rows.row]
     for i in np.flatnonzero(rows.has_royalty & (ours != rows.royalty)).tolist():
         p, row = int(rows.player[i]), int(rows.row[i])
@@ -52,17 +54,17 @@ def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
             recorded=str(rows.royalty[i]),
         )
     differs = players.has_fantasyland_next & (players.fantasyland_next != scored.fantasyland_next)
-    for p in np.flatnonzero(differs & open_face_hands(batch)[hand]).tolist():
-        earns = bool(scored.fantasyland_next[p])
-        findings.add(
-            int(hand[p]),
-            DivergenceCheck.fantasyland,
-            f"seat {seat[p]} {'earns' if earns else 'does not earn'} Fantasyland for the next "
-            f"hand, recorded as {'not earned' if earns else 'earned'}",
-            seat=int(seat[p]),
-            expected=str(earns).lower(),
-            recorded=str(not earns).lower(),
-        )
+    _recorded_flags(
+        batch,
+        findings,
+        DivergenceCheck.fantasyland,
+        differs & open_face_hands(batch)[hand],
+        scored.fantasyland_next,
+        lambda p, earns: (
+            f"seat {seat[p]} {'earns' if earns else 'does not earn'} Fantasyland "
+            f"for the next hand, recorded as {'not earned' if earns else 'earned'}"
+        ),
+    )
     check_placements(batch, findings)
     for p in np.flatnonzero((players.declared == NATURAL) & ~scored.natural_made).tolist():
         name = NATURALS[players.natural[p] - 1]
@@ -74,6 +76,29 @@ def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
             seat=int(seat[p]),
             expected="play",
             recorded=name,
+        )
+
+
+def _recorded_flags(
+    batch: HandBatch,
+    findings: Findings,
+    check: DivergenceCheck,
+    wrong: Flags,
+    ours: Flags,
+    says: Callable[[int, bool], str],
+) -> None:
+    """A divergence for each player whose recorded yes or no (`wrong` where it differs)
+    is not `ours`; `says(player, ours)` is its sentence."""
+    players = batch.players
+    for p in np.flatnonzero(wrong).tolist():
+        truth = bool(ours[p])
+        findings.add(
+            int(players.hand[p]),
+            check,
+            says(p, truth),
+            seat=int(players.seat[p]),
+            expected=str(truth).lower(),
+            recorded=str(not truth).lower(),
         )
 
 
