@@ -21,7 +21,7 @@ from pipeline.evaluator.values import three_card_classes
 from pipeline.games import CHINESE
 from pipeline.games import chinese as rules
 from pipeline.generate.faults import FAMILY_FAULTS
-from pipeline.generate.records import hand_head, result, seat_head, settlements
+from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
 from pipeline.generate.tables import SEATS, Tables, seat_changes
 from pipeline.money import Settlement, money_text
 from pipeline.scoring import Pairs, pairs_of, player_points
@@ -54,8 +54,7 @@ class _Hands:
     timed_out: Flags
 
     def players(self, h: int) -> range:
-        lo, hi = np.searchsorted(self.hand_of, [h, h + 1])
-        return range(int(lo), int(hi))
+        return of_hand(self.hand_of, h)
 
 
 def simulate_chinese(

@@ -23,7 +23,7 @@ from pipeline.games import chinese as closed
 from pipeline.games import open_face as rules
 from pipeline.generate.chinese import settings_of, values_of
 from pipeline.generate.faults import FAMILY_FAULTS
-from pipeline.generate.records import hand_head, result, seat_head, settlements
+from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
 from pipeline.generate.tables import SEATS, Tables, seat_changes
 from pipeline.money import Settlement, money_text
 from pipeline.scoring import Pairs, pairs_of, player_points
@@ -63,8 +63,7 @@ class _Hands:
     timed_out: Flags
 
     def players(self, h: int) -> range:
-        lo, hi = np.searchsorted(self.hand_of, [h, h + 1])
-        return range(int(lo), int(hi))
+        return of_hand(self.hand_of, h)
 
 
 def simulate_open_face(

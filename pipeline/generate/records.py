@@ -6,10 +6,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from pipeline.games import HOME_RUN_NAMES
 from pipeline.generate.tables import Tables
 from pipeline.money import Settlement, money_text
 from pipeline.scoring import Ints, Pairs
+
+
+def of_hand(hand: Ints, h: int) -> range:
+    """Where hand `h`'s entries are in a column of hand indexes in hand order."""
+    lo, hi = np.searchsorted(hand, [h, h + 1])
+    return range(int(lo), int(hi))
 
 
 def hand_head(t: Tables, table: int, variant: str) -> dict[str, Any]:

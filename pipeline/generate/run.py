@@ -24,7 +24,7 @@ from pipeline.games.open_face import STREETS
 from pipeline.generate import faults
 from pipeline.generate.chinese import simulate_chinese
 from pipeline.generate.open_face import simulate_open_face
-from pipeline.generate.records import hand_head, result, seat_head, settlements
+from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
 from pipeline.generate.tables import (
     SEATS,
     Tables,
@@ -84,12 +84,10 @@ class _Played:
     timed_out: Flags
 
     def players(self, h: int) -> range:
-        lo, hi = np.searchsorted(self.hand_of, [h, h + 1])
-        return range(int(lo), int(hi))
+        return of_hand(self.hand_of, h)
 
     def pairs_of(self, h: int) -> range:
-        lo, hi = np.searchsorted(self.pairs.hand, [h, h + 1])
-        return range(int(lo), int(hi))
+        return of_hand(self.pairs.hand, h)
 
 
 def simulate(
