@@ -241,8 +241,14 @@ def leaves(target: pa.DataType, source: pa.DataType | None = None) -> list[Leaf]
     return found
 
 
-def at_path(column: pa.Array, path: tuple[str, ...]) -> pa.Array:
-    """The values of a nested column at a leaf's path, lists flattened."""
+def at_path(column: pa.Array, path: tuple[str, ...]) -> tuple[pa.Array, npt.NDArray[np.int64]]:
+    """The values of a nested column at a leaf's path (lists flattened), and the row of
+    `column` each comes from."""
+    rows = np.arange(len(column))
     for step in path:
-        column = pc.list_flatten(column) if step == "[]" else pc.struct_field(column, step)
-    return column
+        if step == "[]":
+            rows = rows[pc.list_parent_indices(column).to_numpy()]
+            column = pc.list_flatten(column)
+        else:
+            column = pc.struct_field(column, step)
+    return column, rows

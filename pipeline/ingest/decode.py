@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
@@ -154,19 +153,6 @@ def careful(
     return Decoded(table, keep_sources, keep_raws, rejects)
 
 
-def _plain_decimals(table: pa.Table) -> bool:
-    """Whether every amount read as text is a plain decimal the models accept."""
-    for path, dtype, _ in leaves(pa.struct(list(schema()))):
-        if not pa.types.is_decimal(dtype):
-            continue
-        pattern = MONEY_TEXT if dtype.scale == MONEY_SCALE else RATE_TEXT
-        texts = at_path(whole(table[path[0]]), path[1:])
-        ok = pc.match_substring_regex(texts, f"^(?:{pattern.pattern})$")
-        if pc.any(pc.invert(ok)).as_py():
-            return False
-    return True
-
-
 def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
     """The block through Arrow's JSON reader, or None if the models might read it otherwise.
 
@@ -182,7 +168,7 @@ def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
     table = _read_json(data, threads)
     if table is None and _BARE_AMOUNT.search(data):  # amounts written as JSON numbers
         table = _read_json(_BARE_AMOUNT.sub(rb'\1"\2"', data), threads)
-    if table is None or table.num_rows != len(lines) or not _plain_decimals(table):
+    if table is None or table.num_rows != len(lines) or _rows_with_bad_amounts(table):
         return None
     return table.cast(schema())
 
@@ -275,32 +261,21 @@ def _reads_text_as_decimal(leaf: Leaf) -> bool:
     )
 
 
-def _rows_with_bad_amounts(batch: pa.Table | pa.RecordBatch, canonical: pa.StructType) -> list[int]:
+def _rows_with_bad_amounts(batch: pa.Table | pa.RecordBatch) -> list[int]:
     """The rows holding an amount written as text the models would not read (an exponent,
     more decimals than allowed, not a number): those go record by record."""
+    canonical = pa.struct([f for f in schema() if f.name in batch.schema.names])
     given = pa.struct([pa.field(f.name, batch.schema.field(f.name).type) for f in canonical])
     bad: set[int] = set()
     for leaf in leaves(canonical, given):
         if not _reads_text_as_decimal(leaf):
             continue
         path, target, _ = leaf
-        texts, rows = _values_with_rows(whole(batch[path[0]]), path[1:])
+        texts, rows = at_path(whole(batch[path[0]]), path[1:])
         pattern = MONEY_TEXT if target.scale == MONEY_SCALE else RATE_TEXT
         ok = pc.match_substring_regex(texts.cast(pa.string()), f"^(?:{pattern.pattern})$")
         bad.update(rows[pc.invert(pc.fill_null(ok, True)).to_numpy(zero_copy_only=False)].tolist())
     return sorted(bad)
-
-
-def _values_with_rows(column: pa.Array, path: tuple[str, ...]) -> tuple[pa.Array, np.ndarray]:
-    """The values of a nested column at a leaf's path, and the row each comes from."""
-    rows = np.arange(len(column))
-    for step in path:
-        if step == "[]":
-            rows = rows[pc.list_parent_indices(column).to_numpy()]
-            column = pc.list_flatten(column)
-        else:
-            column = pc.struct_field(column, step)
-    return column, rows
 
 
 def _keeping_dictionary(leaf: Leaf) -> pa.DataType:
@@ -316,9 +291,8 @@ def decode_arrow(block: ArrowBlock) -> Decoded:
     rows that do not cast (or hold an amount the models would not read) go record by record."""
     batch = block.batch
     sources = [f"{block.path}:row {block.first_row + i}" for i in range(batch.num_rows)]
-    canonical = pa.struct([f for f in schema() if f.name in batch.schema.names])
     parts, start = [], 0
-    for row in [*_rows_with_bad_amounts(batch, canonical), batch.num_rows]:
+    for row in [*_rows_with_bad_amounts(batch), batch.num_rows]:
         if row > start:
             parts.append(_cast_or_careful(batch.slice(start, row - start), sources[start:row]))
         if row < batch.num_rows:
