@@ -119,8 +119,8 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
         lambda: (ofc.royalties(rows),),
         lambda: (chinese.royalties(rows, batch.game.rows),),
     )
-    made, _, _ = _naturals(batch)
-    pairs = _family_pairs(batch, rows, foul, royalty, open_face)
+    made, settled, natural = _naturals(batch)
+    pairs = _family_pairs(batch, rows, foul, royalty, open_face, (settled, natural))
     pineapple = (np.array(list(VARIANTS)) == "pineapple_ofc")[hands.game][players.hand]
     earned, cards = ofc.fantasyland_next(rows, foul, players.fantasyland, pineapple)
     plays = open_face & hands.fantasyland_rule[players.hand]
@@ -140,8 +140,10 @@ def _family_pairs(
     foul: npt.NDArray[np.bool_],
     royalty: Ints,
     open_face: npt.NDArray[np.bool_],
+    declarations: tuple[Ints, Ints],
 ) -> Pairs:
-    """Every pair of players of each hand, with the points of its game's rule."""
+    """Every pair of players of each hand, with the points of its game's rule;
+    `declarations`: each player's declaration as settled and natural's points."""
     players, hands = batch.players, batch.hands
     a, b = pairs_of(players.hand, players.seat)
     hand = players.hand[a]
@@ -151,7 +153,7 @@ def _family_pairs(
         return played.points, played.home_run
 
     def closed() -> tuple[Ints, ...]:
-        _, settled, natural = _naturals(batch)
+        settled, natural = declarations
         two_four, surrender = hands.two_four[hand], hands.surrender_points[hand]
         played = chinese.pair_points(
             a, b, rows, foul, royalty, settled, natural, two_four, surrender

@@ -210,13 +210,14 @@ def _street_sizes(
     players = batch.players
     game = batch.hands.game[players.hand]
     count = np.bincount(street_player, minlength=len(players))
+    numbers = players.streets.numbers()
     found: dict[int, str] = {}
     for name, rule in STREETS.items():
         ours = game == list(VARIANTS).index(name)
         mine: slice | Ints = slice(None)  # the streets of this game's players
         if not ours[street_player].all():
             mine = np.flatnonzero(ours[street_player])
-        number = players.streets.numbers()[mine]
+        number = numbers[mine]
         if len(number) == 0:
             continue
         deals, places, discards = dealt[mine], placed[mine], discard[mine]
