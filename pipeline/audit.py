@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from pipeline.batch import HandBatch
 from pipeline.cards import card_texts, format_cards
-from pipeline.checks.family import check_chinese, open_face_hands, streets_dealt
+from pipeline.checks.family import check_chinese, streets_dealt
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
 from pipeline.columns import decimals
@@ -221,7 +221,7 @@ def _chinese_hands(batch: HandBatch) -> dict[str, pa.Array]:
     """The table settings of the family's hands: the method and the surrender's points
     (closed Chinese), whether the table plays Fantasyland (open-face)."""
     hands = batch.hands
-    open_face = open_face_hands(batch)
+    open_face = batch.hands.open_face()
     method = np.array(SCORING, dtype=object)[hands.two_four.astype(np.int64)]
     return {
         "scoring": pa.array(method, pa.string()),
@@ -259,7 +259,7 @@ def _family_players(batch: HandBatch, scored: ChineseScore) -> dict[str, pa.Arra
     """The family's player columns: the foul, the declaration (closed Chinese) and
     Fantasyland (open-face); null where a game has no such thing."""
     players = batch.players
-    open_face = open_face_hands(batch)[players.hand]
+    open_face = batch.hands.open_face()[players.hand]
     natural = np.array([None, *NATURALS], dtype=object)[players.natural]
     declare = np.array(DECLARATIONS, dtype=object)[players.declared]
     return {

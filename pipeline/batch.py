@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from pipeline.games import ROW_NAMES, Variant
+from pipeline.games import ROW_NAMES, VARIANTS, Variant
 
 Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
@@ -42,6 +42,10 @@ class Hands:
 
     def __len__(self) -> int:
         return len(self.hand_no)
+
+    def open_face(self) -> Flags:
+        """Per hand: whether its game is an open-face one."""
+        return np.array([g.family == "open_face" for g in VARIANTS.values()])[self.game]
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,7 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
     players, hands = batch.players, batch.hands
     rows = values[:, 0, :]
     foul = chinese.fouled(rows)
-    kind = np.array([g.family for g in VARIANTS.values()], dtype=object)[hands.game]
-    open_face = (kind == "open_face")[players.hand]
+    open_face = hands.open_face()[players.hand]
     (royalty,) = _per_family(
         open_face,
         lambda: (ofc.royalties(rows),),

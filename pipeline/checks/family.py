@@ -58,7 +58,7 @@ def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
         batch,
         findings,
         DivergenceCheck.fantasyland,
-        differs & open_face_hands(batch)[hand],
+        differs & batch.hands.open_face()[hand],
         scored.fantasyland_next,
         lambda p, earns: (
             f"seat {seat[p]} {'earns' if earns else 'does not earn'} Fantasyland "
@@ -100,12 +100,6 @@ def _recorded_flags(
             expected=str(truth).lower(),
             recorded=str(not truth).lower(),
         )
-
-
-def open_face_hands(batch: HandBatch) -> Flags:
-    """Per hand: whether its game is an open-face one."""
-    kinds = np.array([g.family == "open_face" for g in VARIANTS.values()])
-    return kinds[batch.hands.game]
 
 
 def streets_dealt(batch: HandBatch) -> Ints:
