@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -100,18 +101,29 @@ def evaluate_command(
     raise typer.Exit(int(ExitCode.CLEAN if report.agree else ExitCode.FINDINGS))
 
 
+class Engine(StrEnum):
+    local = "local"
+    spark = "spark"
+
+
 @command("verify", cls=_Command)
 def verify_command(
     inputs: Annotated[
-        list[Path],
+        list[str],
         typer.Argument(
             metavar="INPUT...",
-            help="Hand-history files or directories (JSON, JSON Lines, .gz, Parquet).",
+            help="Hand-history files or directories (JSON, JSON Lines, .gz, Parquet); "
+            "with --engine spark, any path Spark reads (s3a://, hdfs://, ...).",
         ),
     ],
     out: Annotated[
-        Path, typer.Option("--out", metavar="DIR", help="Where audit.duckdb is written.")
-    ] = Path("audit"),
+        str,
+        typer.Option(
+            "--out",
+            metavar="DIR",
+            help="Where audit.duckdb is written (with --engine spark, also parquet/).",
+        ),
+    ] = "audit",
     parquet: Annotated[
         bool, typer.Option("--parquet", help="Also write each table as Parquet in OUT/parquet/.")
     ] = False,
@@ -124,6 +136,20 @@ def verify_command(
             help="Blocks audited side by side (threads); the output does not depend on it.",
         ),
     ] = min(os.cpu_count() or 1, 4),
+    engine: Annotated[
+        Engine,
+        typer.Option(
+            "--engine",
+            help="local: this process. spark: Apache Spark (pip install 'handaudit[spark]'), "
+            "the same rows.",
+        ),
+    ] = Engine.local,
+    master: Annotated[
+        str,
+        typer.Option(
+            "--master", metavar="URL", help="Spark's master, with --engine spark (spark-submit's)."
+        ),
+    ] = "local[*]",
 ) -> None:
     """Ingest, re-evaluate, re-settle and compare; write the audit database.
 
@@ -131,10 +157,25 @@ def verify_command(
     2 when the audit could not run.
     """
     from pipeline.progress import Progress
-    from pipeline.verify import verify
 
     with exit_codes(f"; no audit was written (one already in {out} is unchanged)"):
-        summary = verify(inputs, out, parquet=parquet, progress=Progress(), workers=workers)
+        if engine is Engine.spark:
+            from pipeline.spark.session import require_spark
+
+            require_spark()
+            from pipeline.spark.engine import verify_on_spark
+
+            summary = verify_on_spark(inputs, out, master, progress=Progress())
+        else:
+            from pipeline.verify import verify
+
+            summary = verify(
+                [Path(i) for i in inputs],
+                Path(out),
+                parquet=parquet,
+                progress=Progress(),
+                workers=workers,
+            )
     typer.echo(summary.text())
     raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
 

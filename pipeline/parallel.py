@@ -52,11 +52,15 @@ def audit_block(
 
 
 def audit_blocks(
-    blocks: Iterator[FilePart], workers: int, stages: Stages, audit: bool = True
+    blocks: Iterator[FilePart],
+    workers: int,
+    stages: Stages,
+    audit: bool = True,
+    seen: set[str] | None = None,
 ) -> Iterator[AuditedBlock]:
     """Every block ingested and (with `audit`) audited, in input order; `workers` blocks
-    at a time."""
-    seen: set[str] = set()
+    at a time. `seen`: hand ids verified before the first block (none by default)."""
+    verified: set[str] = set() if seen is None else seen
 
     def first(block: FilePart) -> tuple[AuditedBlock, set[str]]:
         """The block audited as if no hand were read before it, and the ids it verified."""
@@ -65,10 +69,10 @@ def audit_blocks(
 
     def settle(block: FilePart, future: Future[tuple[AuditedBlock, set[str]]]) -> AuditedBlock:
         audited, ids = future.result()
-        if seen.isdisjoint(ids):
-            seen.update(ids)
+        if verified.isdisjoint(ids):
+            verified.update(ids)
             return audited
-        return audit_block(block, seen, stages, alone=workers <= 1, audit=audit)
+        return audit_block(block, verified, stages, alone=workers <= 1, audit=audit)
 
     # A few blocks in flight keep every worker busy while the caller stores the
     # last result; more would only hold memory. One worker runs them in turn.

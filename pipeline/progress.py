@@ -25,6 +25,8 @@ class Progress:
             disable=not self.enabled,
         )
         self._task = self._bar.add_task("starting", total=None)
+        self.steps: dict[str, float] = {}
+        self._step: tuple[str, float] | None = None
         if self.enabled:
             self._bar.start()
 
@@ -36,7 +38,18 @@ class Progress:
             self._task, description=f"{where}{read:,} records read, {rate:,.0f} hands/s"
         )
 
+    def step(self, description: str) -> None:
+        """Say which step a run is at, when it cannot count records as it goes; `steps`
+        keeps the seconds each took."""
+        now = time.perf_counter()
+        if self._step is not None:
+            name, began = self._step
+            self.steps[name] = self.steps.get(name, 0.0) + now - began
+        self._step = (description, now)
+        self._bar.update(self._task, description=description)
+
     def close(self) -> None:
+        self.step("done")
         self._bar.stop()
 
     @property

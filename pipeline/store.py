@@ -156,6 +156,19 @@ PUBLISHED = (
 )
 
 
+def quarantine_table(rows: list[Quarantined]) -> pa.Table:
+    """Quarantine rows as the columns of the quarantine table."""
+    return pa.table(
+        {
+            "source": pa.array([q.source for q in rows], pa.string()),
+            "hand_id": pa.array([q.hand_id for q in rows], pa.string()),
+            "check": pa.array([q.check.value for q in rows], pa.string()),
+            "message": pa.array([q.message for q in rows], pa.string()),
+            "raw": pa.array([q.raw for q in rows], pa.string()),
+        }
+    )
+
+
 class NoAuditError(AuditError):
     """No audit database where one was asked for."""
 
@@ -249,18 +262,7 @@ class AuditStore:
 
     def quarantine(self, rows: list[Quarantined]) -> None:
         if rows:
-            self.append(
-                "quarantine",
-                pa.table(
-                    {
-                        "source": [q.source for q in rows],
-                        "hand_id": pa.array([q.hand_id for q in rows], pa.string()),
-                        "check": [q.check.value for q in rows],
-                        "message": [q.message for q in rows],
-                        "raw": pa.array([q.raw for q in rows], pa.string()),
-                    }
-                ),
-            )
+            self.append("quarantine", quarantine_table(rows))
 
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         self.flush()
@@ -306,3 +308,26 @@ class AuditStore:
             shutil.rmtree(self.out_dir / f".duckdb-tmp.{os.getpid()}", ignore_errors=True)
             self.partial.unlink(missing_ok=True)
             Path(str(self.partial) + ".wal").unlink(missing_ok=True)
+
+
+def load_parquet_audit(out_dir: Path, parquet_dir: Path) -> Path:
+    """Build `out_dir/audit.duckdb` from the tables another engine wrote as Parquet
+    datasets (`parquet_dir/NAME/`, hive-partitioned or not); atomically, like `verify`."""
+    store = AuditStore(out_dir)
+    try:
+        for name in TABLES:
+            files = parquet_dir / name
+            if name == "hand_values" or not any(files.rglob("*.parquet")):
+                continue
+            columns = ", ".join(
+                f'"{column}"' for column, *_ in store.con.execute(f"DESCRIBE {name}").fetchall()
+            )
+            store.con.execute(
+                f"INSERT INTO {name} BY NAME SELECT {columns} "
+                "FROM read_parquet(?, hive_partitioning = true)",
+                [f"{files}/**/*.parquet"],
+            )
+        return store.commit()
+    except BaseException:
+        store.discard()
+        raise

@@ -25,13 +25,14 @@ from pipeline.table_cache import cached_tables
 
 @dataclass
 class RunSummary:
-    database: Path
+    database: Path | str  # the audit database, or where another engine wrote the tables
     accounting: Accounting
     hands_diverged: int = 0
     divergences: dict[str, int] = field(default_factory=dict)
     rake_total: Decimal = Decimal("0.00")
     recorded_rake_total: Decimal = Decimal("0.00")
     seconds: float = 0.0
+    steps: dict[str, float] = field(default_factory=dict)  # seconds per step, where told
 
     @property
     def clean(self) -> bool:

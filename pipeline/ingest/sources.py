@@ -97,6 +97,11 @@ class RowGroupsBlock:
     first_row: int
     row_groups: tuple[int, ...]
     dictionaries: tuple[str, ...] = ()
+    name: str = ""  # what sources call the file (its path when empty)
+
+    @property
+    def source(self) -> str:
+        return self.name or self.path
 
     def read(self, threads: bool = True) -> list[ArrowBlock | Quarantined]:
         """The rows, or, if some row group cannot be read, the others and a reject each."""
@@ -106,24 +111,24 @@ class RowGroupsBlock:
             )
             # Arrow reads nested dictionaries one row group at a time.
             groups = [parquet.read_row_group(g, use_threads=threads) for g in self.row_groups]
-            return [ArrowBlock(self.path, self.first_row, pa.concat_tables(groups))]
+            return [ArrowBlock(self.source, self.first_row, pa.concat_tables(groups))]
         except (pa.ArrowException, OSError):
             pass  # read them plainly one by one, to keep every row group that can be read
         try:
             parquet = pq.ParquetFile(self.path, pre_buffer=False)
         except (pa.ArrowException, OSError) as error:  # gone or changed since it was listed
-            return [_unreadable(self.path, f"from row {self.first_row} cannot be read ({error})")]
+            return [_unreadable(self.source, f"from row {self.first_row} cannot be read ({error})")]
         parts: list[ArrowBlock | Quarantined] = []
         row = self.first_row
         for group in self.row_groups:
             try:
                 parts.append(
-                    ArrowBlock(self.path, row, parquet.read_row_group(group, use_threads=threads))
+                    ArrowBlock(self.source, row, parquet.read_row_group(group, use_threads=threads))
                 )
             except (pa.ArrowException, OSError) as error:
                 parts.append(
                     _unreadable(
-                        self.path, f"row group {group} (from row {row}) cannot be read ({error})"
+                        self.source, f"row group {group} (from row {row}) cannot be read ({error})"
                     )
                 )
             row += parquet.metadata.row_group(group).num_rows
@@ -163,14 +168,18 @@ def loads(text: str | bytes) -> Any:
     return json.loads(text, parse_float=JsonNumber, parse_constant=JsonConstant)
 
 
-def read_blocks(path: Path) -> Iterator[FilePart]:
-    """The blocks of one file; never raises for a bad file, yields quarantine rows instead."""
-    name = str(path)
+def read_blocks(path: Path, name: str | None = None) -> Iterator[FilePart]:
+    """The blocks of one file; never raises for a bad file, yields quarantine rows instead.
+
+    `name`: what the sources call the file (its path by default), for a file read
+    from a copy, such as a Spark executor's.
+    """
+    name = str(path) if name is None else name
     try:
         if name.endswith(".parquet"):
-            yield from _parquet_blocks(path)
+            yield from _parquet_blocks(path, name)
             return
-        with _open(path) as stream:
+        with _open(path, name) as stream:
             head = _peek(stream)
             if head is None:
                 yield _unreadable(name, "is empty: it holds no hand records")
@@ -182,8 +191,8 @@ def read_blocks(path: Path) -> Iterator[FilePart]:
         yield _unreadable(name, f"cannot be read: {error}")
 
 
-def _open(path: Path) -> IO[bytes]:
-    if path.name.endswith(".gz"):
+def _open(path: Path, name: str) -> IO[bytes]:
+    if name.endswith(".gz"):
         return typing.cast(IO[bytes], gzip.open(path, "rb"))
     return path.open("rb")
 
@@ -255,6 +264,17 @@ def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
         return
     if lines:
         yield LinesBlock(name, numbers, lines)
+
+
+def numbered_line_blocks(name: str, first: int, lines: list[bytes]) -> Iterator[LinesBlock]:
+    """Lines split off a file elsewhere (such as Spark's reader), the first being line
+    `first` of the file, as `_line_blocks` gives them: blank lines skipped, a carriage
+    return before the line feed dropped."""
+    numbers = [first + i for i, line in enumerate(lines) if line.strip()]
+    kept = [lines[n - first].rstrip(b"\r") for n in numbers]
+    for start in range(0, len(kept), LINES_PER_BLOCK):
+        end = start + LINES_PER_BLOCK
+        yield LinesBlock(name, numbers[start:end], kept[start:end])
 
 
 class _Document:
@@ -366,13 +386,13 @@ def _document_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
         yield ObjectsBlock(sources, records, raws)
 
 
-def _parquet_blocks(path: Path) -> Iterator[FilePart]:
+def _parquet_blocks(path: Path, name: str) -> Iterator[FilePart]:
     try:
         # pre_buffer off: buffering ahead keeps every column chunk read so far alive
         # until the reader finishes, so memory grew with the file.
         parquet = pq.ParquetFile(path, pre_buffer=False)
     except (pa.ArrowException, OSError) as error:
-        yield _unreadable(str(path), f"is not a readable Parquet file ({error})")
+        yield _unreadable(name, f"is not a readable Parquet file ({error})")
         return
     meta = parquet.metadata
     sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
@@ -386,15 +406,19 @@ def _parquet_blocks(path: Path) -> Iterator[FilePart]:
             while group < len(sizes) and (rows == 0 or rows + sizes[group] <= ROWS_PER_BATCH):
                 rows += sizes[group]
                 group += 1
-            yield RowGroupsBlock(str(path), row, tuple(range(first, group)), dictionaries)
+            yield RowGroupsBlock(
+                str(path),
+                row,
+                tuple(range(first, group)),
+                dictionaries,
+                "" if name == str(path) else name,
+            )
             row += rows
         return
     row = 1
     try:
         for batch in parquet.iter_batches(batch_size=ROWS_PER_BATCH):
-            yield ArrowBlock(str(path), row, batch)
+            yield ArrowBlock(name, row, batch)
             row += batch.num_rows
     except (pa.ArrowException, OSError) as error:
-        yield _unreadable(
-            str(path), f"is corrupt from row {row} on; the rest cannot be read ({error})"
-        )
+        yield _unreadable(name, f"is corrupt from row {row} on; the rest cannot be read ({error})")

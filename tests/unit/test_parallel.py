@@ -46,7 +46,7 @@ def test_workers_change_no_output_row(
     threaded = verify(inputs, tmp_path / "threaded", workers=3)
     assert serial.accounting == threaded.accounting
     assert serial.accounting.by_check.get("duplicate_hand", 0) > 0
-    assert _stored(serial.database) == _stored(threaded.database)
+    assert _stored(Path(serial.database)) == _stored(Path(threaded.database))
 
 
 def test_store_buffer_changes_no_output_row(
@@ -63,4 +63,4 @@ def test_store_buffer_changes_no_output_row(
     monkeypatch.setattr(store, "FLUSH_ROWS", 50)
     buffered = verify(inputs, tmp_path / "buffered")
     assert whole.accounting == buffered.accounting
-    assert _stored(whole.database) == _stored(buffered.database)
+    assert _stored(Path(whole.database)) == _stored(Path(buffered.database))

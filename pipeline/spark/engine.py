@@ -1,0 +1,265 @@
+"""`handaudit verify --engine spark`: the same audit as `verify`, run by Apache Spark.
+
+1. List the input as the local engine does; number the files in its order.
+2. Audit in tasks (`tasks.py`): JSON Lines files by blocks of lines (Spark splits
+   them), every other file whole. A task audits its unit as if nothing came before.
+3. A hand id verified by two units is verified only by the first in input order: the
+   later units are audited again, knowing the ids verified before them, exactly as
+   the local engine would have met them (rare: a repeated hand across units).
+4. The table rules, over each table's hands wherever they were read (`tasks.table_rules`,
+   the local engine's SQL), after a shuffle by table.
+5. Every table written as Parquet with Spark's committer to a staging directory, moved
+   into `OUT/parquet/` when all are written; `OUT/audit.duckdb` built from them when
+   OUT is local.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from decimal import Decimal
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
+
+from pipeline import __version__
+from pipeline.evaluator.values import hand_values
+from pipeline.ingest import Accounting
+from pipeline.progress import Progress
+from pipeline.spark import files as inputs_of
+from pipeline.spark.inputs import InputFile, is_local
+from pipeline.spark.parts import BY_DAY, PARTS, conform, part_schema, table_schema
+from pipeline.spark.session import spark_session
+from pipeline.spark.tasks import Seen, audit_files, audit_lines, table_rules
+from pipeline.store import load_parquet_audit
+from pipeline.verify import RunSummary
+
+# Spark's split of JSON Lines files: a task audits at most this many bytes of lines
+# (HANDAUDIT_SPARK_SPLIT_BYTES, or Spark's spark.sql.files.maxPartitionBytes when set).
+SPLIT_BYTES = 64 << 20
+
+
+def verify_on_spark(
+    inputs: list[str], out: str, master: str, progress: Progress | None = None
+) -> RunSummary:
+    """Audit `inputs` on Spark into `out` (any path Spark writes)."""
+    progress = progress or Progress(enabled=False)
+    started = datetime.now(UTC)
+    progress.step("starting Spark")
+    spark = spark_session(master)
+    try:
+        summary = _Run(spark, inputs, out, progress, started).run()
+    finally:
+        progress.step("stopping Spark")
+        spark.stop()
+        progress.close()
+    summary.steps = progress.steps
+    return summary
+
+
+class _Run:
+    def __init__(
+        self,
+        spark: SparkSession,
+        inputs: list[str],
+        out: str,
+        progress: Progress,
+        started: datetime,
+    ) -> None:
+        self.spark, self.inputs, self.out = spark, inputs, out.rstrip("/")
+        self.progress, self.started = progress, started
+        self.run_id = str(uuid.uuid4())
+        self.kept: list[DataFrame] = []
+        split = os.environ.get("HANDAUDIT_SPARK_SPLIT_BYTES")
+        if split or not spark.sparkContext.getConf().contains("spark.sql.files.maxPartitionBytes"):
+            spark.conf.set("spark.sql.files.maxPartitionBytes", split or str(SPLIT_BYTES))
+
+    def run(self) -> RunSummary:
+        self.progress.step("listing the input")
+        listed = inputs_of.listed(self.spark, self.inputs)
+        self.progress.step(f"auditing {len(listed.files)} files")
+        first = self._keep(self._audited(listed, {}))
+        audited = self._without_repeats(listed, first)
+        self.progress.step("table rules")
+        tables = self._tables(audited)
+        summary = self._summary(tables)
+        tables["runs"] = self._runs_row(summary)
+        self.progress.step("writing the tables")
+        parquet = inputs_of.write_tables(self.spark, tables, self.out, BY_DAY)
+        if is_local(self.out):
+            self.progress.step("building audit.duckdb")
+            summary.database = load_parquet_audit(Path(self.out), Path(parquet))
+        for kept in self.kept:
+            kept.unpersist()
+        summary.seconds = self.progress.seconds
+        return summary
+
+    def _keep(self, frame: DataFrame) -> DataFrame:
+        """`frame` computed once, kept for the steps that read it again."""
+        kept = frame.persist(StorageLevel.MEMORY_AND_DISK)
+        self.kept.append(kept)
+        return kept
+
+    def _audited(self, listed: inputs_of.Listed, seen: Seen) -> DataFrame:
+        """The task rows of the listed files' units (all of them, or those of `seen`)."""
+        schema = _spark_schema(part_schema())
+        by_name = listed.by_spark_path
+        parts = []
+        again = {number for number, _ in seen}
+        whole = [path for path in listed.whole if not seen or by_name[path].number in again]
+        if whole:
+            files = self.spark.read.format("binaryFile").load(whole)
+            parts.append(files.mapInArrow(partial(audit_files, files=by_name, seen=seen), schema))
+        split = [path for path in listed.lines if not seen or by_name[path].number in again]
+        if split:
+            lines = inputs_of.lines_of(self.spark, split)
+            if seen:
+                lines = lines.where(_unit_in(by_name, listed.spelled, seen))
+            task = partial(audit_lines, files=by_name, first_lines=listed.first_lines, seen=seen)
+            parts.append(lines.mapInArrow(task, schema))
+        return _union(parts)
+
+    def _without_repeats(self, listed: inputs_of.Listed, first: DataFrame) -> DataFrame:
+        """The task rows once every hand id is verified by its first unit only."""
+        units = F.struct("file_no", "block")
+        hands = first.where(first.part == "hands").select("hands.hand_id", "file_no", "block")
+        repeated = (
+            hands.groupBy("hand_id")
+            .agg(F.min(units).alias("owner"), F.collect_list(units).alias("units"))
+            .where(F.size("units") > 1)
+            .collect()
+        )
+        seen: dict[tuple[int, int], set[str]] = {}
+        for row in repeated:
+            owner = (row.owner.file_no, row.owner.block)
+            for unit in row.units:
+                if (unit.file_no, unit.block) > owner:
+                    seen.setdefault((unit.file_no, unit.block), set()).add(row.hand_id)
+        if not seen:
+            return first
+        self.progress.step(f"auditing {len(seen)} units again (hands repeated across them)")
+        again = {unit: frozenset(ids) for unit, ids in seen.items()}
+        redo = self.spark.createDataFrame([(f, b) for f, b in again], "file_no INT, block BIGINT")
+        kept = first.join(F.broadcast(redo), ["file_no", "block"], "left_anti")
+        audited = _union([kept.select(first.columns), self._audited(listed, again)])
+        return self._keep(audited)
+
+    def _tables(self, audited: DataFrame) -> dict[str, DataFrame]:
+        """Every table, the table rules' divergences and the hands they flag included."""
+        tables = {name: _table(audited, name) for name in PARTS}
+        rules_in = audited.where(audited.part.isin("hands", "players", "sitting_out"))
+        quarantined = audited.where(
+            (audited.part == "quarantine")
+            & audited["quarantine.hand_id"].isNotNull()
+            & (audited["quarantine.check"] != "duplicate_hand")
+        )
+        verified = tables["hands"].select("hand_id")
+        quarantined = quarantined.join(
+            verified, quarantined["quarantine.hand_id"] == verified.hand_id, "left_anti"
+        )
+        rules_in = _union([rules_in, quarantined]).where(F.col("table_id").isNotNull())
+        found = self._keep(
+            rules_in.repartition("table_id").mapInArrow(
+                table_rules, _spark_schema(table_schema("divergences"))
+            )
+        )
+        flagged = found.select("hand_id").distinct().withColumn("flagged", F.lit(True))
+        hands = tables["hands"]
+        hands = hands.join(flagged, "hand_id", "left").withColumn(
+            "status", F.when(F.col("flagged"), F.lit("diverged")).otherwise(F.col("status"))
+        )
+        tables["hands"] = hands.select(*table_schema("hands").names)
+        tables["divergences"] = tables["divergences"].unionByName(found)
+        tables["hand_values"] = self.spark.createDataFrame(conform(hand_values(), "hand_values"))
+        return tables
+
+    def _summary(self, tables: dict[str, DataFrame]) -> RunSummary:
+        quarantined: dict[str, int] = dict(tables["quarantine"].groupBy("check").count().collect())
+        hands = (
+            tables["hands"]
+            .agg(
+                F.count("*"),
+                F.count_if(F.col("status") == "diverged"),
+                F.sum("rake_total"),
+                F.sum("recorded_rake_total"),
+            )
+            .first()
+        )
+        assert hands is not None
+        verified, diverged, rake, recorded = hands
+        accounting = Accounting(
+            read=verified + sum(quarantined.values()),
+            verified=verified,
+            quarantined=sum(quarantined.values()),
+            by_check=quarantined,
+        )
+        summary = RunSummary(Path(self.out) if is_local(self.out) else self.out, accounting)
+        summary.divergences = dict(tables["divergences"].groupBy("check").count().collect())
+        summary.hands_diverged = diverged
+        summary.rake_total = Decimal(rake or 0)
+        summary.recorded_rake_total = Decimal(recorded or 0)
+        return summary
+
+    def _runs_row(self, summary: RunSummary) -> DataFrame:
+        a = summary.accounting
+        row = {
+            "run_id": [self.run_id],
+            "version": [__version__],
+            "inputs": [list(self.inputs)],
+            "started_at": [self.started],
+            "finished_at": [datetime.now(UTC)],
+            "records_read": [a.read],
+            "verified": [a.verified],
+            "quarantined": [a.quarantined],
+            "hands_diverged": [summary.hands_diverged],
+            "divergences": [sum(summary.divergences.values())],
+            "rake_total": [summary.rake_total],
+            "recorded_rake_total": [summary.recorded_rake_total],
+            "seconds": [self.progress.seconds],
+        }
+        return self.spark.createDataFrame(conform(pa.table(row), "runs"))
+
+
+def _spark_schema(schema: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
+
+
+def _union(parts: Iterable[DataFrame]) -> DataFrame:
+    parts = list(parts)
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.unionByName(part)
+    return result
+
+
+def _table(audited: DataFrame, name: str) -> DataFrame:
+    """One table's rows out of the task rows, with the day of their hand where the
+    table is partitioned by day."""
+    rows = audited.where(audited.part == name)
+    columns = [f"{name}.{column}" for column in table_schema(name).names]
+    if name in BY_DAY and name != "hands":
+        columns.append("day")
+    return rows.select(*columns)
+
+
+def _unit_in(by_name: dict[str, InputFile], spelled: dict[str, str], seen: Seen) -> Column:
+    """Lines of the (file, block) units of `seen`."""
+    wanted = [
+        (spelled[path], block)
+        for path, file in by_name.items()
+        for (number, block) in seen
+        if number == file.number and path in spelled
+    ]
+    condition = F.lit(False)
+    for path, block in wanted:
+        condition = condition | ((F.col("path") == path) & (F.col("block") == block))
+    return condition

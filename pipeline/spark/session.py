@@ -1,0 +1,69 @@
+"""Starting Spark for the audit: quiet, with this Python on the executors, or a clear error."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.errors import AuditError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class SparkUnavailableError(AuditError):
+    """The Spark engine cannot start on this machine (no pyspark, no Java)."""
+
+
+def _java() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    return shutil.which("java")
+
+
+def require_spark() -> None:
+    """Raise a sentence saying what to install when pyspark or Java is missing."""
+    # Spark's Arrow functions need pandas beside pyspark.
+    if not all(importlib.util.find_spec(name) for name in ("pyspark", "pandas")):
+        raise SparkUnavailableError(
+            "The Spark engine needs pyspark: pip install 'handaudit[spark]'."
+        )
+    if _java() is None:
+        raise SparkUnavailableError(
+            "The Spark engine needs a Java 17+ runtime: install one (Debian: apt install "
+            "openjdk-17-jre-headless) or set JAVA_HOME."
+        )
+
+
+def spark_session(master: str) -> SparkSession:
+    """A Spark session on `master` whose log shows warnings and errors only."""
+    from pyspark.sql import SparkSession
+
+    require_spark()
+    # Executors run this Python (local mode), where the project is installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    log4j = resources.files("pipeline.spark") / "log4j2.properties"
+    quiet = f"-Dlog4j2.configurationFile={log4j}"
+    builder = (
+        SparkSession.builder.appName("handaudit")
+        .master(master)
+        .config("spark.driver.extraJavaOptions", quiet)
+        .config("spark.executor.extraJavaOptions", quiet)
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.sources.partitionOverwriteMode", "static")
+    )
+    if master.startswith("local"):
+        builder = builder.config("spark.ui.enabled", "false")
+    try:
+        session = builder.getOrCreate()
+    except Exception as error:  # the JVM would not start: say why, not a traceback
+        raise SparkUnavailableError(f"Spark could not start on {master}: {error}") from None
+    session.sparkContext.setLogLevel("WARN")
+    return session

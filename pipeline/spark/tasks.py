@@ -1,0 +1,139 @@
+"""What Spark's executors run: the local engine's own ingest, audit and table rules.
+
+`audit_files` reads whole input files (Spark's `binaryFile` rows) through the same
+readers, validation and `audit_batch` as `handaudit verify`, and `table_rules` runs
+the same SQL of `checks.table` over the hands of whole tables. Both take and give
+Arrow batches, for `mapInArrow`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Mapping
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.checks.table import check_table_rules
+from pipeline.ingest.sources import FilePart, numbered_line_blocks, read_blocks
+from pipeline.parallel import audit_blocks
+from pipeline.spark.inputs import InputFile, file_key
+from pipeline.spark.parts import Unit, audit_parts, conform, quarantine_part, unpart
+from pipeline.stages import NO_STAGES
+from pipeline.store import TABLES, quarantine_table
+from pipeline.table_cache import cached_tables
+
+# Per unit (file number, block), the hand ids verified in earlier units: given when a
+# unit is audited again because it repeats one of them.
+Seen = Mapping[tuple[int, int], frozenset[str]]
+
+
+def audit_files(
+    batches: Iterator[pa.RecordBatch], files: Mapping[str, InputFile], seen: Seen
+) -> Iterator[pa.RecordBatch]:
+    """Whole files (Spark's `binaryFile` rows: path, content) audited as `verify`
+    audits them, as task rows. `files` by Spark's path."""
+    pa.set_cpu_count(1)  # one task a core: Arrow's readers need no threads of their own
+    with tempfile.TemporaryDirectory(prefix="handaudit-") as scratch, cached_tables():
+        for batch in batches:
+            paths, contents = batch.column("path").to_pylist(), batch.column("content")
+            for i, path in enumerate(paths):
+                file = files[file_key(path)]
+                copy = Path(scratch) / f"{file.number}-{Path(file.name).name}"
+                copy.write_bytes(contents[i].as_py())
+                unit = Unit(file.number)
+                yield from _audit(read_blocks(copy, file.name), unit, seen)
+                copy.unlink()
+
+
+def audit_lines(
+    batches: Iterator[pa.RecordBatch],
+    files: Mapping[str, InputFile],
+    first_lines: Mapping[tuple[str, int], int],
+    seen: Seen,
+) -> Iterator[pa.RecordBatch]:
+    """Lines of JSON Lines files (Spark's text rows: line, path, block) audited as
+    `verify` audits them, as task rows, a unit per block. `first_lines`: the number of
+    the first line of each (path, block)."""
+    pa.set_cpu_count(1)
+    with cached_tables():
+        for (spelled, block), lines in _blocks_of_lines(batches):
+            path = file_key(spelled, escaped=True)
+            file, unit = files[path], Unit(files[path].number, block)
+            numbered = numbered_line_blocks(file.name, first_lines[path, block], lines)
+            yield from _audit(numbered, unit, seen)
+
+
+def _blocks_of_lines(
+    batches: Iterator[pa.RecordBatch],
+) -> Iterator[tuple[tuple[str, int], list[bytes]]]:
+    """The lines of each (path, block) in a task's rows, which come block after block."""
+    key: tuple[str, int] | None = None
+    lines: list[bytes] = []
+    for batch in batches:
+        values = batch.column("line").to_pylist()
+        paths, blocks = batch.column("path").to_pylist(), batch.column("block").to_pylist()
+        starts = [
+            0,
+            *(
+                i
+                for i in range(1, len(paths))
+                if (paths[i], blocks[i]) != (paths[i - 1], blocks[i - 1])
+            ),
+            len(paths),
+        ]
+        for a, b in pairwise(starts):
+            if a == b:
+                continue
+            here = (paths[a], blocks[a])
+            if here != key and key is not None:
+                yield key, lines
+                lines = []
+            key = here
+            lines.extend(values[a:b])
+    if key is not None:
+        yield key, lines
+
+
+def _audit(blocks: Iterator[FilePart], unit: Unit, seen: Seen) -> Iterator[pa.RecordBatch]:
+    before = set(seen.get((unit.file_no, unit.block), ()))
+    for audited in audit_blocks(blocks, 1, NO_STAGES, seen=before):
+        for audit in audited.audits:
+            yield from audit_parts(audit.tables(), unit)
+        if audited.rejects:
+            yield quarantine_part(quarantine_table(audited.rejects), unit)
+
+
+# The tables the table rules read, and the one they write.
+RULE_INPUTS = ("hands", "players", "sitting_out", "quarantine")
+
+
+class _MemoryStore:
+    """The store's tables in memory, for `check_table_rules` over some tables' hands."""
+
+    def __init__(self, tables: Mapping[str, pa.Table]) -> None:
+        self.con = duckdb.connect(config={"threads": 1})
+        self.con.execute("SET TimeZone = 'UTC'")
+        for name in (*tables, "divergences"):
+            self.con.execute(f"CREATE TABLE {name} ({TABLES[name]})")
+        for name, rows in tables.items():
+            self.con.register("incoming", rows)
+            self.con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM incoming")
+            self.con.unregister("incoming")
+
+    def query(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
+        return self.con.execute(sql, list(params)).fetchall()
+
+
+def table_rules(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The table rules' divergences over task rows that hold whole tables."""
+    store = _MemoryStore(unpart(batches, RULE_INPUTS))
+    try:
+        check_table_rules(store)
+        found = store.con.sql("SELECT * FROM divergences").to_arrow_table()
+    finally:
+        store.con.close()
+    yield from conform(found, "divergences").to_batches()

@@ -1,0 +1,149 @@
+"""`verify --engine spark` in Spark's local mode: the local engine's rows, table by table.
+
+Each test runs the real command line (a JVM starts each time: about 10 s).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.cli.test_evaluate_command import handaudit
+from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+# Every table and view a user reads (the runs row differs by its times and id).
+TABLES = (
+    "hands",
+    "players",
+    "rows",
+    "settlements",
+    "sitting_out",
+    "divergences",
+    "quarantine",
+    "streets",
+)
+
+
+def spark_verify(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "verify",
+            *args,
+            "--engine",
+            "spark",
+            "--master",
+            "local[2]",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def rows(db: Path, table: str) -> list[tuple[object, ...]]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return sorted(con.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+
+
+def split_input(tmp_path: Path) -> list[Path]:
+    """The faults set in three files of three kinds, plus the family's faults, with one
+    hand repeated in a later file and one repeated far down its own file."""
+    lines = (EXAMPLES / "faults" / "hands.jsonl").read_text().splitlines(keepends=True)
+    first, second, third = lines[:110], lines[110:220], lines[220:]
+    first = [*first, lines[3]]  # again, blocks later in its own file
+    third = [*third[:40], lines[5], *third[40:], lines[230]]  # from an earlier file, and its own
+    parts = tmp_path / "input"
+    (parts / "more").mkdir(parents=True)
+    (parts / "a.jsonl").write_text("".join(first))
+    with gzip.open(parts / "b.jsonl.gz", "wt") as gz:
+        gz.write("".join(second))
+    records = [json.loads(line) for line in third]
+    (parts / "more" / "c.json").write_text(json.dumps(records, indent=1))
+    shutil.copy(EXAMPLES / "family" / "faults" / "hands.jsonl", parts / "more" / "d.jsonl")
+    return [parts / "a.jsonl", parts / "b.jsonl.gz", parts / "more"]
+
+
+def test_faults_split_over_files_and_partitions_give_the_local_rows(tmp_path: Path) -> None:
+    inputs = [str(p) for p in split_input(tmp_path)]
+    local = handaudit("verify", *inputs, "--out", str(tmp_path / "local"))
+    assert local.returncode == 1, local.stderr
+    # Blocks of about 40 KB: the JSON Lines files are read by several tasks each.
+    spark = spark_verify(
+        *inputs, "--out", str(tmp_path / "spark"), env={"HANDAUDIT_SPARK_SPLIT_BYTES": "40000"}
+    )
+    assert spark.returncode == 1, spark.stderr
+    for table in TABLES:
+        want = rows(tmp_path / "local" / "audit.duckdb", table)
+        got = rows(tmp_path / "spark" / "audit.duckdb", table)
+        assert got == want, table
+    quarantined = dict(
+        duckdb.connect(str(tmp_path / "spark" / "audit.duckdb"), read_only=True)
+        .execute('SELECT "check", count(*) FROM quarantine GROUP BY 1')
+        .fetchall()
+    )
+    assert quarantined["duplicate_hand"] >= 4  # the set's own, and the three added here
+    assert _same_summary(spark.stdout, local.stdout), (spark.stdout, local.stdout)
+    parquet = tmp_path / "spark" / "parquet"
+    assert sorted(p.name for p in parquet.iterdir()) == sorted(
+        [
+            "hands",
+            "players",
+            "row_values",
+            "family_row_values",
+            "hand_values",
+            "settlements",
+            "sitting_out",
+            "divergences",
+            "player_streets",
+            "quarantine",
+            "runs",
+        ]
+    )
+    assert any(p.name.startswith("day=") for p in (parquet / "players").iterdir())
+    assert not [p for p in (tmp_path / "spark").iterdir() if p.name.startswith(".")]
+
+
+def _same_summary(spark: str, local: str) -> bool:
+    """The run summaries agree but for where the audit went and how long it took."""
+    return spark.splitlines()[1:-1] == local.splitlines()[1:-1]
+
+
+def test_clean_set_exits_0_and_the_database_serves_reports(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    spark = spark_verify(str(EXAMPLES / "clean" / "hands.jsonl"), "--out", str(out))
+    assert spark.returncode == 0, spark.stderr
+    assert "nothing diverged" in spark.stdout
+    # Spark's log keeps to warnings and errors: no INFO lines, no progress bars.
+    assert " INFO " not in spark.stderr and "[Stage" not in spark.stderr, spark.stderr
+    report = handaudit("report", "divergence_summary", "--db", str(out / "audit.duckdb"))
+    assert report.returncode == 0, report.stderr
+    hand = rows(out / "audit.duckdb", "hands")[0][0]
+    explain = handaudit("explain", str(hand), "--db", str(out / "audit.duckdb"))
+    assert explain.returncode == 0, explain.stderr
+    assert str(hand) in explain.stdout
+    runs = rows(out / "audit.duckdb", "runs")
+    assert len(runs) == 1 and runs[0][5] == runs[0][6]  # every record read was verified
+
+
+def test_without_java_it_says_so_and_exits_2(tmp_path: Path) -> None:
+    env = {"PATH": str(Path(sys.executable).parent), "JAVA_HOME": str(tmp_path / "none")}
+    result = spark_verify(str(EXAMPLES / "clean" / "hands.jsonl"), "--out", str(tmp_path), env=env)
+    assert result.returncode == 2
+    assert "needs a Java 17+ runtime" in result.stderr
+    assert not (tmp_path / "audit.duckdb").exists()
