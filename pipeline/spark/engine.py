@@ -25,17 +25,30 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from py4j.protocol import Py4JError
 from pyspark import StorageLevel
+from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 
 from pipeline import __version__
+from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
 from pipeline.ingest import Accounting
+from pipeline.ingest.sources import input_files
 from pipeline.progress import Progress
 from pipeline.spark import files as inputs_of
 from pipeline.spark.inputs import InputFile, is_local
-from pipeline.spark.parts import BY_DAY, PARTS, conform, part_schema, table_schema
+from pipeline.spark.parts import (
+    BY_DAY,
+    PART,
+    PARTS,
+    RULES,
+    conform,
+    explode,
+    hand_ids,
+    written_schema,
+)
 from pipeline.spark.session import spark_session
 from pipeline.spark.tasks import Seen, audit_files, audit_lines, table_rules
 from pipeline.store import load_parquet_audit
@@ -52,16 +65,31 @@ def verify_on_spark(
     """Audit `inputs` on Spark into `out` (any path Spark writes)."""
     progress = progress or Progress(enabled=False)
     started = datetime.now(UTC)
+    local = [Path(given.removeprefix("file:")) for given in inputs if is_local(given)]
+    if local:
+        input_files(local)  # a missing input is said before Spark starts, not after
     progress.step("starting Spark")
     spark = spark_session(master)
     try:
         summary = _Run(spark, inputs, out, progress, started).run()
+    except (PySparkException, Py4JError) as error:
+        raise SparkJobError(f"The Spark job failed: {_cause(error)}") from None
     finally:
         progress.step("stopping Spark")
         spark.stop()
         progress.close()
     summary.steps = progress.steps
     return summary
+
+
+class SparkJobError(AuditError):
+    """A Spark job of the audit failed; Spark's log above says more."""
+
+
+def _cause(error: Exception) -> str:
+    """The last line of what failed (a Python task's error, or the JVM's)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__
 
 
 class _Run:
@@ -88,16 +116,28 @@ class _Run:
         first = self._keep(self._audited(listed, {}))
         audited = self._without_repeats(listed, first)
         self.progress.step("table rules")
-        tables = self._tables(audited)
-        summary = self._summary(tables)
-        tables["runs"] = self._runs_row(summary)
-        self.progress.step("writing the tables")
-        parquet = inputs_of.write_tables(self.spark, tables, self.out, BY_DAY)
+        found = self._table_rules(audited)
+        staging = inputs_of.Staging(self.spark, self.out)
+        try:
+            self.progress.step("writing the tables")
+            for name in PARTS:
+                staging.write(name, self._table(audited, name, found), name in BY_DAY)
+            hand_values_table = conform(hand_values(), written_schema("hand_values"))
+            staging.write("hand_values", self.spark.createDataFrame(hand_values_table), False)
+            summary = self._summary(staging)
+            staging.write("runs", self._runs_row(summary), False)
+            parquet = staging.commit()
+        except BaseException:
+            staging.discard()
+            raise
+        finally:
+            for kept in self.kept:
+                kept.unpersist()
         if is_local(self.out):
             self.progress.step("building audit.duckdb")
             summary.database = load_parquet_audit(Path(self.out), Path(parquet))
-        for kept in self.kept:
-            kept.unpersist()
+        else:
+            summary.database = parquet
         summary.seconds = self.progress.seconds
         return summary
 
@@ -109,7 +149,7 @@ class _Run:
 
     def _audited(self, listed: inputs_of.Listed, seen: Seen) -> DataFrame:
         """The task rows of the listed files' units (all of them, or those of `seen`)."""
-        schema = _spark_schema(part_schema())
+        schema = _spark_schema(PART)
         by_name = listed.by_spark_path
         parts = []
         again = {number for number, _ in seen}
@@ -126,12 +166,18 @@ class _Run:
             parts.append(lines.mapInArrow(task, schema))
         return _union(parts)
 
+    def _ids(self, audited: DataFrame, part: str) -> DataFrame:
+        """(hand_id, file_no, block) of each row of a part's tables."""
+        return audited.where(audited.part == part).mapInArrow(
+            hand_ids, "hand_id STRING, file_no INT, block BIGINT"
+        )
+
     def _without_repeats(self, listed: inputs_of.Listed, first: DataFrame) -> DataFrame:
         """The task rows once every hand id is verified by its first unit only."""
         units = F.struct("file_no", "block")
-        hands = first.where(first.part == "hands").select("hands.hand_id", "file_no", "block")
         repeated = (
-            hands.groupBy("hand_id")
+            self._ids(first, "hands")
+            .groupBy("hand_id")
             .agg(F.min(units).alias("owner"), F.collect_list(units).alias("units"))
             .where(F.size("units") > 1)
             .collect()
@@ -148,42 +194,42 @@ class _Run:
         again = {unit: frozenset(ids) for unit, ids in seen.items()}
         redo = self.spark.createDataFrame([(f, b) for f, b in again], "file_no INT, block BIGINT")
         kept = first.join(F.broadcast(redo), ["file_no", "block"], "left_anti")
-        audited = _union([kept.select(first.columns), self._audited(listed, again)])
-        return self._keep(audited)
+        return self._keep(_union([kept.select(first.columns), self._audited(listed, again)]))
 
-    def _tables(self, audited: DataFrame) -> dict[str, DataFrame]:
-        """Every table, the table rules' divergences and the hands they flag included."""
-        tables = {name: _table(audited, name) for name in PARTS}
-        rules_in = audited.where(audited.part.isin("hands", "players", "sitting_out"))
-        quarantined = audited.where(
-            (audited.part == "quarantine")
-            & audited["quarantine.hand_id"].isNotNull()
-            & (audited["quarantine.check"] != "duplicate_hand")
+    def _table_rules(self, audited: DataFrame) -> DataFrame:
+        """The table rules' divergences, each hand table's hands seen together."""
+        quarantined = self._ids(audited, "quarantine").where(F.col("hand_id").isNotNull())
+        verified = self._ids(audited, "hands").select("hand_id")
+        elsewhere = frozenset(
+            row.hand_id for row in quarantined.join(verified, "hand_id", "left_semi").collect()
         )
-        verified = tables["hands"].select("hand_id")
-        quarantined = quarantined.join(
-            verified, quarantined["quarantine.hand_id"] == verified.hand_id, "left_anti"
+        rules = audited.where(audited.part.startswith(RULES) & audited.table_id.isNotNull())
+        task = partial(table_rules, verified_elsewhere=elsewhere)
+        schema = _spark_schema(written_schema("divergences"))
+        return self._keep(rules.repartition("table_id").mapInArrow(task, schema))
+
+    def _table(self, audited: DataFrame, name: str, found: DataFrame) -> DataFrame:
+        """One table's rows, with the table rules' findings (in `divergences`, and as
+        the status of the hands they flag)."""
+        rows = audited.where(audited.part == name).mapInArrow(
+            partial(explode, name=name), _spark_schema(written_schema(name))
         )
-        rules_in = _union([rules_in, quarantined]).where(F.col("table_id").isNotNull())
-        found = self._keep(
-            rules_in.repartition("table_id").mapInArrow(
-                table_rules, _spark_schema(table_schema("divergences"))
-            )
-        )
+        if name == "divergences":
+            return rows.unionByName(found)
+        if name != "hands":
+            return rows
         flagged = found.select("hand_id").distinct().withColumn("flagged", F.lit(True))
-        hands = tables["hands"]
-        hands = hands.join(flagged, "hand_id", "left").withColumn(
-            "status", F.when(F.col("flagged"), F.lit("diverged")).otherwise(F.col("status"))
-        )
-        tables["hands"] = hands.select(*table_schema("hands").names)
-        tables["divergences"] = tables["divergences"].unionByName(found)
-        tables["hand_values"] = self.spark.createDataFrame(conform(hand_values(), "hand_values"))
-        return tables
+        status = F.when(F.col("flagged"), F.lit("diverged")).otherwise(F.col("status"))
+        hands = rows.join(flagged, "hand_id", "left").withColumn("status", status)
+        return hands.select(*written_schema("hands").names)
 
-    def _summary(self, tables: dict[str, DataFrame]) -> RunSummary:
-        quarantined: dict[str, int] = dict(tables["quarantine"].groupBy("check").count().collect())
+    def _summary(self, staging: inputs_of.Staging) -> RunSummary:
+        """The run summary, from the tables as written."""
+        quarantined: dict[str, int] = dict(
+            staging.read("quarantine").groupBy("check").count().collect()
+        )
         hands = (
-            tables["hands"]
+            staging.read("hands")
             .agg(
                 F.count("*"),
                 F.count_if(F.col("status") == "diverged"),
@@ -200,8 +246,8 @@ class _Run:
             quarantined=sum(quarantined.values()),
             by_check=quarantined,
         )
-        summary = RunSummary(Path(self.out) if is_local(self.out) else self.out, accounting)
-        summary.divergences = dict(tables["divergences"].groupBy("check").count().collect())
+        summary = RunSummary(self.out, accounting)
+        summary.divergences = dict(staging.read("divergences").groupBy("check").count().collect())
         summary.hands_diverged = diverged
         summary.rake_total = Decimal(rake or 0)
         summary.recorded_rake_total = Decimal(recorded or 0)
@@ -224,7 +270,7 @@ class _Run:
             "recorded_rake_total": [summary.recorded_rake_total],
             "seconds": [self.progress.seconds],
         }
-        return self.spark.createDataFrame(conform(pa.table(row), "runs"))
+        return self.spark.createDataFrame(conform(pa.table(row), written_schema("runs")))
 
 
 def _spark_schema(schema: pa.Schema) -> Any:
@@ -239,16 +285,6 @@ def _union(parts: Iterable[DataFrame]) -> DataFrame:
     for part in parts[1:]:
         result = result.unionByName(part)
     return result
-
-
-def _table(audited: DataFrame, name: str) -> DataFrame:
-    """One table's rows out of the task rows, with the day of their hand where the
-    table is partitioned by day."""
-    rows = audited.where(audited.part == name)
-    columns = [f"{name}.{column}" for column in table_schema(name).names]
-    if name in BY_DAY and name != "hands":
-        columns.append("day")
-    return rows.select(*columns)
 
 
 def _unit_in(by_name: dict[str, InputFile], spelled: dict[str, str], seen: Seen) -> Column:

@@ -4,7 +4,7 @@ or whole files, and the tables written with Spark's committer, all or nothing.""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,26 +87,32 @@ def lines_of(spark: SparkSession, paths: Sequence[str]) -> DataFrame:
     )
 
 
+# No hand record is shorter (its required fields alone are longer). A file of shorter
+# lines, blank or not, is read whole by the local reader, which says what it lacks.
+SHORTEST_RECORD = 64
+
+
 def _first_lines(
     spark: SparkSession, paths: Sequence[str]
 ) -> tuple[dict[tuple[str, int], int], dict[str, str]]:
-    """The number of the first line of every block of the files that hold a line that
-    is not blank (the others are read whole, and the local reader says what they lack),
-    and how `lines_of` spells each such file."""
+    """The number of the first line of every block of the files that hold a line as
+    long as a record (the others are read whole), and how `lines_of` spells each."""
     if not paths:
         return {}, {}
     lines = lines_of(spark, paths)
     counted = (
         lines.groupBy("path", "block")
-        .agg(
-            F.count("*").alias("lines"),
-            F.max(F.length(F.regexp_replace(F.col("line").cast("string"), r"\s", ""))).alias(
-                "text"
-            ),
-        )
+        .agg(F.count("*").alias("lines"), F.max(F.octet_length("line")).alias("longest"))
         .collect()
     )
-    spelled = {file_key(row.path, escaped=True): row.path for row in counted if row.text}
+    longest: dict[str, int] = {}
+    for row in counted:
+        longest[row.path] = max(longest.get(row.path, 0), row.longest or 0)
+    spelled = {
+        file_key(path, escaped=True): path
+        for path, length in longest.items()
+        if length >= SHORTEST_RECORD
+    }
     first: dict[tuple[str, int], int] = {}
     number: dict[str, int] = {}
     for row in sorted(counted, key=lambda r: (r.path, r.block)):
@@ -117,25 +123,31 @@ def _first_lines(
     return first, spelled
 
 
-def write_tables(
-    spark: SparkSession, tables: Mapping[str, DataFrame], out: str, by_day: Sequence[str]
-) -> str:
-    """Write every table as Parquet under `out/parquet/NAME/`, each with Spark's committer
-    into a staging directory that replaces `out/parquet` only once all are written."""
-    staging = f"{out}/.parquet-{os.getpid()}.partial"
-    target = f"{out}/parquet"
-    fs = _FileSystem(spark, out)
-    try:
-        for name, table in tables.items():
-            writer = table.write.mode("overwrite")
-            if name in by_day:
-                writer = writer.partitionBy("day")
-            writer.parquet(f"{staging}/{name}")
-        fs.replace(staging, target)
-    except BaseException:
-        fs.delete(staging)
-        raise
-    return target
+class Staging:
+    """Tables written as Parquet with Spark's committer beside `out/parquet`, which they
+    replace only once all are written (`commit`); `discard` drops them."""
+
+    def __init__(self, spark: SparkSession, out: str) -> None:
+        self.spark = spark
+        self.path = f"{out}/.parquet-{os.getpid()}.partial"
+        self.target = f"{out}/parquet"
+        self._fs = _FileSystem(spark, out)
+
+    def write(self, name: str, table: DataFrame, by_day: bool) -> None:
+        writer = table.write.mode("overwrite")
+        if by_day:
+            writer = writer.partitionBy("day")
+        writer.parquet(f"{self.path}/{name}")
+
+    def read(self, name: str) -> DataFrame:
+        return self.spark.read.parquet(f"{self.path}/{name}")
+
+    def commit(self) -> str:
+        self._fs.replace(self.path, self.target)
+        return self.target
+
+    def discard(self) -> None:
+        self._fs.delete(self.path)
 
 
 class _FileSystem:

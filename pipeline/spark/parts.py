@@ -1,12 +1,13 @@
-"""The audit's tables as rows of one Spark schema, and back.
+"""The audit's tables as Spark rows: whole Arrow tables in one binary column, and back.
 
-A Spark task returns rows of one schema, but auditing a file gives rows of several
-tables. Each task row is therefore a `part`: the name of its table, one struct
-column per table (only its own is set), and the keys the engine shuffles and
-partitions by (the file it came from, the hand's table and day). Types follow the
-store's (`store.TABLES`), widened where Spark has no such type: unsigned integers
-become the next signed width, fixed-size lists plain lists. The store casts them
-back when it loads the Parquet.
+A Spark task returns rows of one schema, but auditing a unit of input gives several
+tables. Each task row is therefore a `part`: which table, where it came from (the
+unit: file and block), the hand table it holds (`table_id`, for the parts the table
+rules read), and the table's rows as an Arrow IPC stream. Spark moves and keeps these
+few large rows without looking inside; the rows of a table are spelled out only to
+be written (`explode`). Types follow the store's (`store.TABLES`), widened where
+Spark has no such type (unsigned integers to the next signed width, fixed-size lists
+to lists); the store casts them back when it loads the Parquet.
 """
 
 from __future__ import annotations
@@ -35,56 +36,21 @@ PARTS = (
     "player_streets",
     "quarantine",
 )
-# Where Spark partitions the written tables by day.
+# The tables written partitioned by day (their hand's day).
 BY_DAY = ("hands", "players", "row_values", "family_row_values", "settlements")
-KEYS = pa.schema(
+# The tables the table rules read, sent again split by hand table ("rules:NAME" parts).
+RULE_INPUTS = ("hands", "players", "sitting_out", "quarantine")
+RULES = "rules:"
+PART = pa.schema(
     [
         pa.field("part", pa.string()),
         pa.field("file_no", pa.int32()),
         pa.field("block", pa.int64()),  # where in the file its task's lines start
         pa.field("table_id", pa.string()),
-        pa.field("day", pa.date32()),
+        pa.field("rows", pa.int64()),
+        pa.field("payload", pa.binary()),
     ]
 )
-
-
-def _spark_type(kind: pa.DataType) -> pa.DataType:
-    """The type Spark can hold for a store type (Spark has no unsigned or fixed lists)."""
-    if pa.types.is_fixed_size_list(kind) or pa.types.is_list(kind):
-        return pa.list_(_spark_type(kind.value_type))
-    widened = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64()}
-    return widened.get(kind, kind)
-
-
-@cache
-def table_schema(name: str) -> pa.Schema:
-    """A stored table's columns as Spark's Arrow types."""
-    con = duckdb.connect()
-    try:
-        con.execute("SET TimeZone = 'UTC'")
-        con.execute(f"CREATE TABLE {name} ({TABLES[name]})")
-        stored = con.sql(f"SELECT * FROM {name} LIMIT 0").to_arrow_table().schema
-    finally:
-        con.close()
-    return pa.schema([pa.field(f.name, _spark_type(f.type)) for f in stored])
-
-
-@cache
-def part_schema() -> pa.Schema:
-    """The schema of every row a task emits."""
-    structs = [pa.field(name, pa.struct(list(table_schema(name)))) for name in PARTS]
-    return pa.schema([*KEYS, *structs])
-
-
-def conform(rows: pa.Table, name: str) -> pa.Table:
-    """`rows` with exactly the columns of table `name`, in its order and types (a column
-    the rows lack is null)."""
-    schema = table_schema(name)
-    columns = [
-        rows[f.name].cast(f.type) if f.name in rows.column_names else pa.nulls(len(rows), f.type)
-        for f in schema
-    ]
-    return pa.Table.from_arrays(columns, schema=schema)
 
 
 @dataclass(frozen=True)
@@ -96,49 +62,100 @@ class Unit:
     block: int = 0
 
 
-def as_part(
-    name: str,
-    rows: pa.Table,
-    unit: Unit,
-    table_id: pa.Array | pa.ChunkedArray,
-    day: pa.Array | pa.ChunkedArray,
-) -> pa.RecordBatch:
-    """Rows of table `name` as task rows."""
-    n = rows.num_rows
-    table = conform(rows, name).combine_chunks()
-    columns: list[pa.Array] = [
-        pa.array(np.full(n, name, dtype=object), pa.string()),
-        pa.array(np.full(n, unit.file_no, dtype=np.int32)),
-        pa.array(np.full(n, unit.block, dtype=np.int64)),
-        _whole(table_id).cast(pa.string()),
-        _whole(day).cast(pa.date32()),
+def _spark_type(kind: pa.DataType) -> pa.DataType:
+    """The type Spark can hold for a store type (Spark has no unsigned or fixed lists)."""
+    if pa.types.is_fixed_size_list(kind) or pa.types.is_list(kind):
+        return pa.list_(_spark_type(kind.value_type))
+    widened = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64()}
+    return widened.get(kind, kind)
+
+
+@cache
+def table_schema(name: str, with_day: bool = False) -> pa.Schema:
+    """A stored table's columns as Spark's Arrow types (`with_day`: and its hand's day,
+    for the tables partitioned by day that lack one)."""
+    con = duckdb.connect()
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        con.execute(f"CREATE TABLE {name} ({TABLES[name]})")
+        stored = con.sql(f"SELECT * FROM {name} LIMIT 0").to_arrow_table().schema
+    finally:
+        con.close()
+    fields = [pa.field(f.name, _spark_type(f.type)) for f in stored]
+    if with_day and "day" not in stored.names:
+        fields.append(pa.field("day", pa.date32()))
+    return pa.schema(fields)
+
+
+def written_schema(name: str) -> pa.Schema:
+    """The columns Spark writes of a table: the day too where it is partitioned by day."""
+    return table_schema(name, with_day=name in BY_DAY)
+
+
+def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`rows` with exactly the columns of `schema`, in its order and types (a column the
+    rows lack is null)."""
+    columns = [
+        rows[f.name].cast(f.type) if f.name in rows.column_names else pa.nulls(len(rows), f.type)
+        for f in schema
     ]
-    for field in list(part_schema())[len(KEYS) :]:
-        if field.name == name:
-            arrays = [column.combine_chunks() for column in table.columns]
-            columns.append(pa.StructArray.from_arrays(arrays, fields=list(field.type)))
-        else:
-            columns.append(pa.nulls(n, field.type))
-    return pa.RecordBatch.from_arrays(columns, schema=part_schema())
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _whole(column: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+def to_payload(rows: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, rows.schema) as stream:
+        stream.write_table(rows)
+    return bytes(sink.getvalue())
+
+
+def from_payload(payload: bytes) -> pa.Table:
+    return pa.ipc.open_stream(payload).read_all()
+
+
+def _part(name: str, unit: Unit, rows: pa.Table, table_id: str | None = None) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pylist(
+        [
+            {
+                "part": name,
+                "file_no": unit.file_no,
+                "block": unit.block,
+                "table_id": table_id,
+                "rows": rows.num_rows,
+                "payload": to_payload(rows),
+            }
+        ],
+        schema=PART,
+    )
+
+
+def parts_of(name: str, rows: pa.Table, unit: Unit, table_id: pa.Array) -> Iterator[pa.RecordBatch]:
+    """A table's rows as task rows: the whole, and, for the tables the table rules read,
+    the rows of each hand table (`table_id`: each row's) again."""
+    if rows.num_rows == 0:
+        return
+    yield _part(name, unit, conform(rows, written_schema(name)))
+    if name not in RULE_INPUTS:
+        return
+    rows = conform(rows, table_schema(name))
+    tables = pc.unique(table_id.drop_null())
+    for table in tables.to_pylist():
+        yield _part(RULES + name, unit, rows.filter(pc.equal(table_id, table)), table)
 
 
 def audit_parts(tables: dict[str, pa.Table], unit: Unit) -> Iterator[pa.RecordBatch]:
-    """One audit's tables as task rows, each keyed by the table and day of its hand."""
+    """One audit's tables as task rows, each row with the table and day of its hand."""
     hands = tables["hands"]
     for name, rows in tables.items():
-        if rows.num_rows == 0:
-            continue
         at = pc.index_in(rows["hand_id"], value_set=hands["hand_id"])
-        yield as_part(name, rows, unit, hands["table_id"].take(at), hands["day"].take(at))
+        if name != "hands":
+            rows = rows.append_column("day", hands["day"].take(at))
+        yield from parts_of(name, rows, unit, _whole(hands["table_id"].take(at)))
 
 
-def quarantine_part(rows: pa.Table, unit: Unit) -> pa.RecordBatch:
-    """Quarantine rows as task rows, keyed by the table their raw JSON names, as the
-    table rules read it (`checks.table`): quarantined hands take part in them."""
+def quarantine_parts(rows: pa.Table, unit: Unit) -> Iterator[pa.RecordBatch]:
+    """Quarantine rows as task rows, by the table their raw JSON names as the table
+    rules read it (`checks.table`): quarantined hands take part in them."""
     con = duckdb.connect()
     try:
         con.register("quarantine", rows)
@@ -148,21 +165,43 @@ def quarantine_part(rows: pa.Table, unit: Unit) -> pa.RecordBatch:
         ).to_arrow_table()[0]
     finally:
         con.close()
-    return as_part("quarantine", rows, unit, table_id, pa.nulls(rows.num_rows, pa.date32()))
+    yield from parts_of("quarantine", rows, unit, _whole(table_id))
 
 
-def unpart(batches: Iterable[pa.RecordBatch], names: Iterable[str]) -> dict[str, pa.Table]:
-    """Task rows back into the tables `names`, each with the store's columns."""
-    wanted = {name: [] for name in names}  # type: dict[str, list[pa.Table]]
+def _whole(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def tables_of(batches: Iterable[pa.RecordBatch]) -> dict[str, pa.Table]:
+    """Task rows back into tables, by part."""
+    found: dict[str, list[pa.Table]] = {}
     for batch in batches:
-        part = batch.column(batch.schema.get_field_index("part"))
-        for name, parts in wanted.items():
-            mine = pc.equal(part, name)
-            if not pc.any(mine).as_py():
-                continue
-            struct = batch.filter(mine).column(batch.schema.get_field_index(name))
-            parts.append(pa.Table.from_struct_array(struct))
-    return {
-        name: pa.concat_tables(parts) if parts else table_schema(name).empty_table()
-        for name, parts in wanted.items()
-    }
+        names = batch.column("part").to_pylist()
+        for name, payload in zip(names, batch.column("payload").to_pylist(), strict=True):
+            found.setdefault(name, []).append(from_payload(payload))
+    return {name: pa.concat_tables(parts) for name, parts in found.items()}
+
+
+def explode(batches: Iterator[pa.RecordBatch], name: str) -> Iterator[pa.RecordBatch]:
+    """The rows of table `name` in task rows that hold it (`written_schema`)."""
+    schema = written_schema(name)
+    for batch in batches:
+        for payload in batch.column("payload").to_pylist():
+            yield from conform(from_payload(payload), schema).to_batches()
+
+
+def hand_ids(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """(hand_id, file_no, block) of each row of the task rows' tables."""
+    for batch in batches:
+        parts = batch.select(["file_no", "block", "payload"]).to_pylist()
+        for part in parts:
+            ids = from_payload(part["payload"])["hand_id"].combine_chunks()
+            n = len(ids)
+            yield pa.RecordBatch.from_arrays(
+                [
+                    ids.cast(pa.string()),
+                    pa.array(np.full(n, part["file_no"], dtype=np.int32)),
+                    pa.array(np.full(n, part["block"], dtype=np.int64)),
+                ],
+                names=["hand_id", "file_no", "block"],
+            )

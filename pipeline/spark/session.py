@@ -58,6 +58,12 @@ def spark_session(master: str) -> SparkSession:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.sources.partitionOverwriteMode", "static")
+        # Whole tables travel as one binary value each: Arrow's 64-bit offsets let a
+        # batch of them pass 2 GB.
+        .config("spark.sql.execution.arrow.useLargeVarTypes", "true")
+        # The steps the engine keeps (persists) may still have their shuffles' small
+        # partitions joined together: 200 tasks of a few rows each cost seconds.
+        .config("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
     )
     if master.startswith("local"):
         builder = builder.config("spark.ui.enabled", "false")

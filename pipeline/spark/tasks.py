@@ -16,12 +16,22 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.checks.table import check_table_rules
 from pipeline.ingest.sources import FilePart, numbered_line_blocks, read_blocks
 from pipeline.parallel import audit_blocks
 from pipeline.spark.inputs import InputFile, file_key
-from pipeline.spark.parts import Unit, audit_parts, conform, quarantine_part, unpart
+from pipeline.spark.parts import (
+    RULE_INPUTS,
+    RULES,
+    Unit,
+    audit_parts,
+    conform,
+    quarantine_parts,
+    tables_of,
+    written_schema,
+)
 from pipeline.stages import NO_STAGES
 from pipeline.store import TABLES, quarantine_table
 from pipeline.table_cache import cached_tables
@@ -104,11 +114,7 @@ def _audit(blocks: Iterator[FilePart], unit: Unit, seen: Seen) -> Iterator[pa.Re
         for audit in audited.audits:
             yield from audit_parts(audit.tables(), unit)
         if audited.rejects:
-            yield quarantine_part(quarantine_table(audited.rejects), unit)
-
-
-# The tables the table rules read, and the one they write.
-RULE_INPUTS = ("hands", "players", "sitting_out", "quarantine")
+            yield from quarantine_parts(quarantine_table(audited.rejects), unit)
 
 
 class _MemoryStore:
@@ -117,7 +123,7 @@ class _MemoryStore:
     def __init__(self, tables: Mapping[str, pa.Table]) -> None:
         self.con = duckdb.connect(config={"threads": 1})
         self.con.execute("SET TimeZone = 'UTC'")
-        for name in (*tables, "divergences"):
+        for name in (*RULE_INPUTS, "divergences"):
             self.con.execute(f"CREATE TABLE {name} ({TABLES[name]})")
         for name, rows in tables.items():
             self.con.register("incoming", rows)
@@ -128,12 +134,25 @@ class _MemoryStore:
         return self.con.execute(sql, list(params)).fetchall()
 
 
-def table_rules(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The table rules' divergences over task rows that hold whole tables."""
-    store = _MemoryStore(unpart(batches, RULE_INPUTS))
+def table_rules(
+    batches: Iterator[pa.RecordBatch], verified_elsewhere: frozenset[str]
+) -> Iterator[pa.RecordBatch]:
+    """The table rules' divergences over the "rules:" parts of whole hand tables.
+
+    `verified_elsewhere`: quarantined hand ids verified in another hand table, which
+    the rules leave out as they leave out every verified one.
+    """
+    tables = {name.removeprefix(RULES): rows for name, rows in tables_of(batches).items()}
+    quarantined = tables.get("quarantine")
+    if quarantined is not None and verified_elsewhere:
+        ids = pa.array(sorted(verified_elsewhere), pa.string())
+        tables["quarantine"] = quarantined.filter(
+            pc.invert(pc.is_in(quarantined["hand_id"], value_set=ids))
+        )
+    store = _MemoryStore(tables)
     try:
         check_table_rules(store)
         found = store.con.sql("SELECT * FROM divergences").to_arrow_table()
     finally:
         store.con.close()
-    yield from conform(found, "divergences").to_batches()
+    yield from conform(found, written_schema("divergences")).to_batches()
