@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import duckdb
 import typer
@@ -15,6 +15,9 @@ from typer.core import TyperCommand, TyperGroup
 
 from pipeline.errors import AuditError, ExitCode
 from pipeline.memory import keep_freed_memory
+
+if TYPE_CHECKING:
+    from pipeline.verify import RunSummary
 
 HELP = "Audit Taiwanese Poker hand histories: re-evaluate, re-settle, flag every divergence."
 
@@ -156,28 +159,28 @@ def verify_command(
     Exit 0 when nothing diverged, 1 when anything diverged or was quarantined,
     2 when the audit could not run.
     """
-    from pipeline.progress import Progress
-
     with exit_codes(f"; no audit was written (one already in {out} is unchanged)"):
-        if engine is Engine.spark:
-            from pipeline.spark.session import require_spark
-
-            require_spark()
-            from pipeline.spark.engine import verify_on_spark
-
-            summary = verify_on_spark(inputs, out, master, progress=Progress())
-        else:
-            from pipeline.verify import verify
-
-            summary = verify(
-                [Path(i) for i in inputs],
-                Path(out),
-                parquet=parquet,
-                progress=Progress(),
-                workers=workers,
-            )
+        summary = _verify(inputs, out, parquet, workers, engine, master)
     typer.echo(summary.text())
     raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
+
+
+def _verify(
+    inputs: list[str], out: str, parquet: bool, workers: int, engine: Engine, master: str
+) -> RunSummary:
+    from pipeline.progress import Progress
+
+    if engine is Engine.spark:
+        from pipeline.spark.session import require_spark
+
+        require_spark()  # before importing pyspark, to say what to install
+        from pipeline.spark.engine import verify_on_spark
+
+        return verify_on_spark(inputs, out, master, progress=Progress())
+    from pipeline.verify import verify
+
+    local = [Path(i) for i in inputs]
+    return verify(local, Path(out), parquet=parquet, progress=Progress(), workers=workers)
 
 
 @command("explain", cls=_Command)

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterable
@@ -88,8 +89,9 @@ class SparkJobError(AuditError):
 
 def _cause(error: Exception) -> str:
     """The last line of what failed (a Python task's error, or the JVM's)."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return lines[-1] if lines else type(error).__name__
+    lines = [line.strip() for line in str(error).splitlines()]
+    said = [line for line in lines if line and not line.startswith(("at ", "..."))]
+    return said[-1].lstrip(": ") if said else type(error).__name__
 
 
 class _Run:
@@ -105,6 +107,8 @@ class _Run:
         self.progress, self.started = progress, started
         self.run_id = str(uuid.uuid4())
         self.kept: list[DataFrame] = []
+        # Buckets of hand tables for the table rules: a few per core, each whole tables.
+        self.buckets = 4 * spark.sparkContext.defaultParallelism
         split = os.environ.get("HANDAUDIT_SPARK_SPLIT_BYTES")
         if split or not spark.sparkContext.getConf().contains("spark.sql.files.maxPartitionBytes"):
             spark.conf.set("spark.sql.files.maxPartitionBytes", split or str(SPLIT_BYTES))
@@ -119,16 +123,18 @@ class _Run:
         found = self._table_rules(audited)
         staging = inputs_of.Staging(self.spark, self.out)
         try:
-            self.progress.step("writing the tables")
             for name in PARTS:
+                self.progress.step(f"writing {name}")
                 staging.write(name, self._table(audited, name, found), name in BY_DAY)
+            self.progress.step("writing hand_values and runs")
             hand_values_table = conform(hand_values(), written_schema("hand_values"))
             staging.write("hand_values", self.spark.createDataFrame(hand_values_table), False)
             summary = self._summary(staging)
             staging.write("runs", self._runs_row(summary), False)
             parquet = staging.commit()
         except BaseException:
-            staging.discard()
+            with contextlib.suppress(Exception):  # the failure itself is what to report
+                staging.discard()
             raise
         finally:
             for kept in self.kept:
@@ -156,13 +162,20 @@ class _Run:
         whole = [path for path in listed.whole if not seen or by_name[path].number in again]
         if whole:
             files = self.spark.read.format("binaryFile").load(whole)
-            parts.append(files.mapInArrow(partial(audit_files, files=by_name, seen=seen), schema))
+            task = partial(audit_files, files=by_name, seen=seen, n_buckets=self.buckets)
+            parts.append(files.mapInArrow(task, schema))
         split = [path for path in listed.lines if not seen or by_name[path].number in again]
         if split:
             lines = inputs_of.lines_of(self.spark, split)
             if seen:
                 lines = lines.where(_unit_in(by_name, listed.spelled, seen))
-            task = partial(audit_lines, files=by_name, first_lines=listed.first_lines, seen=seen)
+            task = partial(
+                audit_lines,
+                files=by_name,
+                first_lines=listed.first_lines,
+                seen=seen,
+                n_buckets=self.buckets,
+            )
             parts.append(lines.mapInArrow(task, schema))
         return _union(parts)
 
@@ -203,10 +216,10 @@ class _Run:
         elsewhere = frozenset(
             row.hand_id for row in quarantined.join(verified, "hand_id", "left_semi").collect()
         )
-        rules = audited.where(audited.part.startswith(RULES) & audited.table_id.isNotNull())
+        rules = audited.where(audited.part.startswith(RULES))
         task = partial(table_rules, verified_elsewhere=elsewhere)
         schema = _spark_schema(written_schema("divergences"))
-        return self._keep(rules.repartition("table_id").mapInArrow(task, schema))
+        return self._keep(rules.repartition("bucket").mapInArrow(task, schema))
 
     def _table(self, audited: DataFrame, name: str, found: DataFrame) -> DataFrame:
         """One table's rows, with the table rules' findings (in `divergences`, and as

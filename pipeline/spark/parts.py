@@ -12,15 +12,18 @@ to lists); the store casts them back when it loads the Parquet.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
 import duckdb
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.columns import is_null
 from pipeline.store import TABLES
 
 # The tables a task emits: the audit's, and the quarantine. (`hand_values` and `runs`
@@ -46,7 +49,7 @@ PART = pa.schema(
         pa.field("part", pa.string()),
         pa.field("file_no", pa.int32()),
         pa.field("block", pa.int64()),  # where in the file its task's lines start
-        pa.field("table_id", pa.string()),
+        pa.field("bucket", pa.int32()),  # of the hand tables, in the "rules:" parts
         pa.field("rows", pa.int64()),
         pa.field("payload", pa.binary()),
     ]
@@ -113,14 +116,14 @@ def from_payload(payload: bytes) -> pa.Table:
     return pa.ipc.open_stream(payload).read_all()
 
 
-def _part(name: str, unit: Unit, rows: pa.Table, table_id: str | None = None) -> pa.RecordBatch:
+def _part(name: str, unit: Unit, rows: pa.Table, bucket: int | None = None) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(
         [
             {
                 "part": name,
                 "file_no": unit.file_no,
                 "block": unit.block,
-                "table_id": table_id,
+                "bucket": bucket,
                 "rows": rows.num_rows,
                 "payload": to_payload(rows),
             }
@@ -129,31 +132,45 @@ def _part(name: str, unit: Unit, rows: pa.Table, table_id: str | None = None) ->
     )
 
 
-def parts_of(name: str, rows: pa.Table, unit: Unit, table_id: pa.Array) -> Iterator[pa.RecordBatch]:
+def buckets(table_id: pa.Array, n: int) -> npt.NDArray[np.int32]:
+    """Each row's bucket of hand tables: the same table lands in the same of `n` buckets
+    in every task (a stable hash of its id, not Python's salted one)."""
+    encoded = pc.dictionary_encode(table_id.cast(pa.string()))
+    ids = encoded.dictionary.to_pylist()
+    of_id = np.array([zlib.crc32(str(i).encode()) % n for i in ids], dtype=np.int32)
+    return of_id[encoded.indices.fill_null(0).to_numpy(zero_copy_only=False)]
+
+
+def parts_of(
+    name: str, rows: pa.Table, unit: Unit, table_id: pa.Array, n_buckets: int
+) -> Iterator[pa.RecordBatch]:
     """A table's rows as task rows: the whole, and, for the tables the table rules read,
-    the rows of each hand table (`table_id`: each row's) again."""
+    its rows again in buckets of hand tables (rows without a table are left out)."""
     if rows.num_rows == 0:
         return
     yield _part(name, unit, conform(rows, written_schema(name)))
     if name not in RULE_INPUTS:
         return
     rows = conform(rows, table_schema(name))
-    tables = pc.unique(table_id.drop_null())
-    for table in tables.to_pylist():
-        yield _part(RULES + name, unit, rows.filter(pc.equal(table_id, table)), table)
+    has_table = ~is_null(table_id)
+    bucket = buckets(table_id, n_buckets)
+    for b in np.unique(bucket[has_table]):
+        yield _part(RULES + name, unit, rows.filter(pa.array(has_table & (bucket == b))), int(b))
 
 
-def audit_parts(tables: dict[str, pa.Table], unit: Unit) -> Iterator[pa.RecordBatch]:
+def audit_parts(
+    tables: dict[str, pa.Table], unit: Unit, n_buckets: int
+) -> Iterator[pa.RecordBatch]:
     """One audit's tables as task rows, each row with the table and day of its hand."""
     hands = tables["hands"]
     for name, rows in tables.items():
         at = pc.index_in(rows["hand_id"], value_set=hands["hand_id"])
         if name != "hands":
             rows = rows.append_column("day", hands["day"].take(at))
-        yield from parts_of(name, rows, unit, _whole(hands["table_id"].take(at)))
+        yield from parts_of(name, rows, unit, _whole(hands["table_id"].take(at)), n_buckets)
 
 
-def quarantine_parts(rows: pa.Table, unit: Unit) -> Iterator[pa.RecordBatch]:
+def quarantine_parts(rows: pa.Table, unit: Unit, n_buckets: int) -> Iterator[pa.RecordBatch]:
     """Quarantine rows as task rows, by the table their raw JSON names as the table
     rules read it (`checks.table`): quarantined hands take part in them."""
     con = duckdb.connect()
@@ -165,7 +182,7 @@ def quarantine_parts(rows: pa.Table, unit: Unit) -> Iterator[pa.RecordBatch]:
         ).to_arrow_table()[0]
     finally:
         con.close()
-    yield from parts_of("quarantine", rows, unit, _whole(table_id))
+    yield from parts_of("quarantine", rows, unit, _whole(table_id), n_buckets)
 
 
 def _whole(column: pa.Array | pa.ChunkedArray) -> pa.Array:

@@ -41,6 +41,15 @@ def require_spark() -> None:
         )
 
 
+def _local_memory() -> str:
+    """A third of this machine's memory, between 2 and 8 GB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "2g"
+    return f"{max(2, min(8, total // 3 >> 30))}g"
+
+
 def spark_session(master: str) -> SparkSession:
     """A Spark session on `master` whose log shows warnings and errors only."""
     from pyspark.sql import SparkSession
@@ -58,6 +67,9 @@ def spark_session(master: str) -> SparkSession:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.sources.partitionOverwriteMode", "static")
+        # A task writes each of its days' files side by side rather than sorting its
+        # rows by day first (a hand history spans few days a task).
+        .config("spark.sql.maxConcurrentOutputFileWriters", "16")
         # Whole tables travel as one binary value each: Arrow's 64-bit offsets let a
         # batch of them pass 2 GB.
         .config("spark.sql.execution.arrow.useLargeVarTypes", "true")
@@ -66,7 +78,11 @@ def spark_session(master: str) -> SparkSession:
         .config("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
     )
     if master.startswith("local"):
-        builder = builder.config("spark.ui.enabled", "false")
+        # In local mode the driver's JVM is the executor too: Spark's default heap of
+        # 1 GB is too small for the tables it keeps between steps.
+        builder = builder.config("spark.ui.enabled", "false").config(
+            "spark.driver.memory", os.environ.get("HANDAUDIT_SPARK_MEMORY", _local_memory())
+        )
     try:
         session = builder.getOrCreate()
     except Exception as error:  # the JVM would not start: say why, not a traceback

@@ -42,10 +42,13 @@ Seen = Mapping[tuple[int, int], frozenset[str]]
 
 
 def audit_files(
-    batches: Iterator[pa.RecordBatch], files: Mapping[str, InputFile], seen: Seen
+    batches: Iterator[pa.RecordBatch],
+    files: Mapping[str, InputFile],
+    seen: Seen,
+    n_buckets: int,
 ) -> Iterator[pa.RecordBatch]:
     """Whole files (Spark's `binaryFile` rows: path, content) audited as `verify`
-    audits them, as task rows. `files` by Spark's path."""
+    audits them, as task rows (`parts.audit_parts`). `files` by Spark's path."""
     pa.set_cpu_count(1)  # one task a core: Arrow's readers need no threads of their own
     with tempfile.TemporaryDirectory(prefix="handaudit-") as scratch, cached_tables():
         for batch in batches:
@@ -55,7 +58,7 @@ def audit_files(
                 copy = Path(scratch) / f"{file.number}-{Path(file.name).name}"
                 copy.write_bytes(contents[i].as_py())
                 unit = Unit(file.number)
-                yield from _audit(read_blocks(copy, file.name), unit, seen)
+                yield from _audit(read_blocks(copy, file.name), unit, seen, n_buckets)
                 copy.unlink()
 
 
@@ -64,6 +67,7 @@ def audit_lines(
     files: Mapping[str, InputFile],
     first_lines: Mapping[tuple[str, int], int],
     seen: Seen,
+    n_buckets: int,
 ) -> Iterator[pa.RecordBatch]:
     """Lines of JSON Lines files (Spark's text rows: line, path, block) audited as
     `verify` audits them, as task rows, a unit per block. `first_lines`: the number of
@@ -74,7 +78,7 @@ def audit_lines(
             path = file_key(spelled, escaped=True)
             file, unit = files[path], Unit(files[path].number, block)
             numbered = numbered_line_blocks(file.name, first_lines[path, block], lines)
-            yield from _audit(numbered, unit, seen)
+            yield from _audit(numbered, unit, seen, n_buckets)
 
 
 def _blocks_of_lines(
@@ -108,13 +112,15 @@ def _blocks_of_lines(
         yield key, lines
 
 
-def _audit(blocks: Iterator[FilePart], unit: Unit, seen: Seen) -> Iterator[pa.RecordBatch]:
+def _audit(
+    blocks: Iterator[FilePart], unit: Unit, seen: Seen, n_buckets: int
+) -> Iterator[pa.RecordBatch]:
     before = set(seen.get((unit.file_no, unit.block), ()))
     for audited in audit_blocks(blocks, 1, NO_STAGES, seen=before):
         for audit in audited.audits:
-            yield from audit_parts(audit.tables(), unit)
+            yield from audit_parts(audit.tables(), unit, n_buckets)
         if audited.rejects:
-            yield from quarantine_parts(quarantine_table(audited.rejects), unit)
+            yield from quarantine_parts(quarantine_table(audited.rejects), unit, n_buckets)
 
 
 class _MemoryStore:

@@ -147,3 +147,15 @@ def test_without_java_it_says_so_and_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "needs a Java 17+ runtime" in result.stderr
     assert not (tmp_path / "audit.duckdb").exists()
+
+
+def test_a_failed_job_exits_2_with_a_sentence_and_leaves_no_staging(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    out = blocker / "out"  # Spark cannot write below a file: the first table's job fails
+    result = spark_verify(str(EXAMPLES / "edge" / "hands.jsonl"), "--out", str(out))
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("handaudit: The Spark job failed: "), result.stderr
+    assert "Traceback" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
