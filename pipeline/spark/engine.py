@@ -107,6 +107,7 @@ class _Run:
         self.progress, self.started = progress, started
         self.run_id = str(uuid.uuid4())
         self.kept: list[DataFrame] = []
+        self.present: set[str] = set()  # the parts the audit gave
         # Buckets of hand tables for the table rules: a few per core, each whole tables.
         self.buckets = 4 * spark.sparkContext.defaultParallelism
         split = os.environ.get("HANDAUDIT_SPARK_SPLIT_BYTES")
@@ -118,9 +119,13 @@ class _Run:
         listed = inputs_of.listed(self.spark, self.inputs)
         self.progress.step(f"auditing {len(listed.files)} files")
         first = self._keep(self._audited(listed, {}))
+        first.count()  # computed and kept here, so that the steps' seconds say where time goes
+        self.progress.step("finding hands repeated across units")
         audited = self._without_repeats(listed, first)
+        self.present = {row.part for row in audited.select("part").distinct().collect()}
         self.progress.step("table rules")
         found = self._table_rules(audited)
+        found.count()
         staging = inputs_of.Staging(self.spark, self.out)
         try:
             for name in PARTS:
@@ -211,30 +216,32 @@ class _Run:
 
     def _table_rules(self, audited: DataFrame) -> DataFrame:
         """The table rules' divergences, each hand table's hands seen together."""
-        quarantined = self._ids(audited, "quarantine").where(F.col("hand_id").isNotNull())
-        verified = self._ids(audited, "hands").select("hand_id")
-        elsewhere = frozenset(
-            row.hand_id for row in quarantined.join(verified, "hand_id", "left_semi").collect()
-        )
+        elsewhere: frozenset[str] = frozenset()
+        if "quarantine" in self.present:
+            quarantined = self._ids(audited, "quarantine").where(F.col("hand_id").isNotNull())
+            verified = self._ids(audited, "hands").select("hand_id")
+            repeated = quarantined.join(verified, "hand_id", "left_semi").collect()
+            elsewhere = frozenset(row.hand_id for row in repeated)
         rules = audited.where(audited.part.startswith(RULES))
         task = partial(table_rules, verified_elsewhere=elsewhere)
         schema = _spark_schema(written_schema("divergences"))
-        return self._keep(rules.repartition("bucket").mapInArrow(task, schema))
+        return self._keep(rules.repartition("key").mapInArrow(task, schema))
 
     def _table(self, audited: DataFrame, name: str, found: DataFrame) -> DataFrame:
         """One table's rows, with the table rules' findings (in `divergences`, and as
-        the status of the hands they flag)."""
-        rows = audited.where(audited.part == name).mapInArrow(
-            partial(explode, name=name), _spark_schema(written_schema(name))
-        )
-        if name == "divergences":
-            return rows.unionByName(found)
-        if name != "hands":
-            return rows
-        flagged = found.select("hand_id").distinct().withColumn("flagged", F.lit(True))
-        status = F.when(F.col("flagged"), F.lit("diverged")).otherwise(F.col("status"))
-        hands = rows.join(flagged, "hand_id", "left").withColumn("status", status)
-        return hands.select(*written_schema("hands").names)
+        the status of the hands they flag). A table written by day is first gathered
+        by day, its parts whole, so that each task writes few days' files."""
+        if name not in self.present:  # written empty, without a job over the parts
+            return self.spark.createDataFrame(written_schema(name).empty_table())
+        parts = audited.where(audited.part == name)
+        if name in BY_DAY:
+            parts = parts.repartition("key")
+        flagged: frozenset[str] = frozenset()
+        if name == "hands":
+            flagged = frozenset(row.hand_id for row in found.select("hand_id").distinct().collect())
+        task = partial(explode, name=name, diverged=flagged)
+        rows = parts.mapInArrow(task, _spark_schema(written_schema(name)))
+        return rows.unionByName(found) if name == "divergences" else rows
 
     def _summary(self, staging: inputs_of.Staging) -> RunSummary:
         """The run summary, from the tables as written."""

@@ -49,7 +49,9 @@ PART = pa.schema(
         pa.field("part", pa.string()),
         pa.field("file_no", pa.int32()),
         pa.field("block", pa.int64()),  # where in the file its task's lines start
-        pa.field("bucket", pa.int32()),  # of the hand tables, in the "rules:" parts
+        # What Spark gathers the part by: its day (days since 1970) in the tables written
+        # by day, the bucket of its hand tables in the "rules:" parts.
+        pa.field("key", pa.int32()),
         pa.field("rows", pa.int64()),
         pa.field("payload", pa.binary()),
     ]
@@ -116,14 +118,14 @@ def from_payload(payload: bytes) -> pa.Table:
     return pa.ipc.open_stream(payload).read_all()
 
 
-def _part(name: str, unit: Unit, rows: pa.Table, bucket: int | None = None) -> pa.RecordBatch:
+def _part(name: str, unit: Unit, rows: pa.Table, key: int | None = None) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(
         [
             {
                 "part": name,
                 "file_no": unit.file_no,
                 "block": unit.block,
-                "bucket": bucket,
+                "key": key,
                 "rows": rows.num_rows,
                 "payload": to_payload(rows),
             }
@@ -141,21 +143,36 @@ def buckets(table_id: pa.Array, n: int) -> npt.NDArray[np.int32]:
     return of_id[encoded.indices.fill_null(0).to_numpy(zero_copy_only=False)]
 
 
+def _runs(keys: npt.NDArray[np.int32], rows: pa.Table) -> Iterator[tuple[int, pa.Table]]:
+    """The rows of each key (rows whose key is negative left out), sorted once."""
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.flatnonzero(np.diff(sorted_keys, prepend=-2))
+    ends = [*starts[1:], len(order)]
+    for start, end in zip(starts, ends, strict=True):
+        if sorted_keys[start] >= 0:
+            yield int(sorted_keys[start]), rows.take(pa.array(order[start:end]))
+
+
 def parts_of(
     name: str, rows: pa.Table, unit: Unit, table_id: pa.Array, n_buckets: int
 ) -> Iterator[pa.RecordBatch]:
-    """A table's rows as task rows: the whole, and, for the tables the table rules read,
-    its rows again in buckets of hand tables (rows without a table are left out)."""
+    """A table's rows as task rows: by day where it is written by day, whole otherwise;
+    and, for the tables the table rules read, again in buckets of hand tables (rows
+    without a table are left out of those)."""
     if rows.num_rows == 0:
         return
-    yield _part(name, unit, conform(rows, written_schema(name)))
-    if name not in RULE_INPUTS:
-        return
-    rows = conform(rows, table_schema(name))
-    has_table = ~is_null(table_id)
-    bucket = buckets(table_id, n_buckets)
-    for b in np.unique(bucket[has_table]):
-        yield _part(RULES + name, unit, rows.filter(pa.array(has_table & (bucket == b))), int(b))
+    written = conform(rows, written_schema(name))
+    if name in BY_DAY:
+        days = written["day"].combine_chunks().cast(pa.int32()).to_numpy(zero_copy_only=False)
+        for day, part in _runs(days, written):
+            yield _part(name, unit, part, day)
+    else:
+        yield _part(name, unit, written)
+    if name in RULE_INPUTS:
+        bucket = np.where(is_null(table_id), -1, buckets(table_id, n_buckets)).astype(np.int32)
+        for b, part in _runs(bucket, conform(rows, table_schema(name))):
+            yield _part(RULES + name, unit, part, b)
 
 
 def audit_parts(
@@ -199,12 +216,21 @@ def tables_of(batches: Iterable[pa.RecordBatch]) -> dict[str, pa.Table]:
     return {name: pa.concat_tables(parts) for name, parts in found.items()}
 
 
-def explode(batches: Iterator[pa.RecordBatch], name: str) -> Iterator[pa.RecordBatch]:
-    """The rows of table `name` in task rows that hold it (`written_schema`)."""
+def explode(
+    batches: Iterator[pa.RecordBatch], name: str, diverged: frozenset[str] = frozenset()
+) -> Iterator[pa.RecordBatch]:
+    """The rows of table `name` in task rows that hold it (`written_schema`); for hands,
+    those of `diverged` (flagged by the table rules) with the status "diverged"."""
     schema = written_schema(name)
+    flagged = pa.array(sorted(diverged), pa.string())
     for batch in batches:
         for payload in batch.column("payload").to_pylist():
-            yield from conform(from_payload(payload), schema).to_batches()
+            rows = conform(from_payload(payload), schema)
+            if diverged:
+                hit = pc.is_in(rows["hand_id"], value_set=flagged)
+                status = pc.if_else(hit, "diverged", rows["status"])
+                rows = rows.set_column(schema.get_field_index("status"), "status", status)
+            yield from rows.to_batches()
 
 
 def hand_ids(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
