@@ -148,11 +148,13 @@ def verify_command(
         ),
     ] = Engine.local,
     master: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--master", metavar="URL", help="Spark's master, with --engine spark (spark-submit's)."
+            "--master",
+            metavar="URL",
+            help="Spark's master, with --engine spark [default: spark-submit's, or local[*]]",
         ),
-    ] = "local[*]",
+    ] = None,
 ) -> None:
     """Ingest, re-evaluate, re-settle and compare; write the audit database.
 
@@ -166,7 +168,7 @@ def verify_command(
 
 
 def _verify(
-    inputs: list[str], out: str, parquet: bool, workers: int, engine: Engine, master: str
+    inputs: list[str], out: str, parquet: bool, workers: int, engine: Engine, master: str | None
 ) -> RunSummary:
     from pipeline.progress import Progress
 

@@ -50,19 +50,21 @@ def _local_memory() -> str:
     return f"{max(2, min(8, total // 3 >> 30))}g"
 
 
-def spark_session(master: str) -> SparkSession:
-    """A Spark session on `master` whose log shows warnings and errors only."""
+def spark_session(master: str | None) -> SparkSession:
+    """A Spark session on `master` (None: spark-submit's, or local[*]) whose log shows
+    warnings and errors only."""
     from pyspark.sql import SparkSession
 
     require_spark()
-    # Executors run this Python (local mode), where the project is installed.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     log4j = resources.files("pipeline.spark") / "log4j2.properties"
     quiet = f"-Dlog4j2.configurationFile={log4j}"
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # started by spark-submit
+    master = master or ("" if submitted else "local[*]")
+    builder = SparkSession.builder.appName("handaudit")
+    if master:  # under spark-submit, its --master unless one is given here
+        builder = builder.master(master)
     builder = (
-        SparkSession.builder.appName("handaudit")
-        .master(master)
-        .config("spark.driver.extraJavaOptions", quiet)
+        builder.config("spark.driver.extraJavaOptions", quiet)
         .config("spark.executor.extraJavaOptions", quiet)
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
@@ -78,6 +80,8 @@ def spark_session(master: str) -> SparkSession:
         .config("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
     )
     if master.startswith("local"):
+        # Executors run this Python, where the project is installed.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # In local mode the driver's JVM is the executor too: Spark's default heap of
         # 1 GB is too small for the tables it keeps between steps.
         builder = builder.config("spark.ui.enabled", "false").config(

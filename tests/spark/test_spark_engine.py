@@ -159,3 +159,16 @@ def test_a_failed_job_exits_2_with_a_sentence_and_leaves_no_staging(tmp_path: Pa
     assert last.startswith("handaudit: The Spark job failed: "), result.stderr
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+def test_edge_set_table_rules_alone_give_the_local_rows(tmp_path: Path) -> None:
+    """The edge set diverges by the table rules only: no hand diverges in its batch."""
+    edge = str(EXAMPLES / "edge" / "hands.jsonl")
+    local = handaudit("verify", edge, "--out", str(tmp_path / "local"))
+    spark = spark_verify(edge, "--out", str(tmp_path / "spark"))
+    assert (spark.returncode, local.returncode) == (1, 1), spark.stderr
+    for table in TABLES:
+        assert rows(tmp_path / "spark" / "audit.duckdb", table) == rows(
+            tmp_path / "local" / "audit.duckdb", table
+        ), table
+    assert _same_summary(spark.stdout, local.stdout)
