@@ -51,9 +51,11 @@ test: lint
 test-fast: $(STAMP)
 	$(BIN)/pytest -m "not slow"
 
-# End to end on 200,000 generated hands, JSON Lines and Parquet, beside a per-hand baseline.
+# End to end on 200,000 generated hands, JSON Lines and Parquet, beside a per-hand baseline;
+# then the Spark engine (local[2]) beside the local one on the same hands.
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_pipeline.py --hands 200000
+	$(BIN)/python scripts/bench_spark.py --hands 200000
 
 # Where the time of one run goes, thread by thread: a flame graph of `verify` on the
 # bench's 200,000 Parquet hands, in bench/profile.svg (py-spy samples the process).

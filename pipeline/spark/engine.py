@@ -19,6 +19,7 @@ import contextlib
 import os
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import partial
@@ -47,7 +48,6 @@ from pipeline.spark.parts import (
     RULES,
     conform,
     explode,
-    hand_ids,
     written_schema,
 )
 from pipeline.spark.session import spark_session
@@ -55,6 +55,8 @@ from pipeline.spark.tasks import Seen, audit_files, audit_lines, table_rules
 from pipeline.store import load_parquet_audit
 from pipeline.verify import RunSummary
 
+# Tables written at the same time.
+WRITERS = 3
 # Spark's split of JSON Lines files: a task audits at most this many bytes of lines
 # (HANDAUDIT_SPARK_SPLIT_BYTES, or Spark's spark.sql.files.maxPartitionBytes when set).
 SPLIT_BYTES = 64 << 20
@@ -128,12 +130,20 @@ class _Run:
         found.count()
         staging = inputs_of.Staging(self.spark, self.out)
         try:
-            for name in PARTS:
-                self.progress.step(f"writing {name}")
-                staging.write(name, self._table(audited, name, found), name in BY_DAY)
-            self.progress.step("writing hand_values and runs")
+            self.progress.step("writing the tables")
+            tables = {name: self._table(audited, name, found) for name in PARTS}
             hand_values_table = conform(hand_values(), written_schema("hand_values"))
-            staging.write("hand_values", self.spark.createDataFrame(hand_values_table), False)
+            tables["hand_values"] = self.spark.createDataFrame(hand_values_table)
+            # Side by side: one table's job fills the cores while another's starts or
+            # commits (Spark runs the jobs of several threads at once).
+            with ThreadPoolExecutor(WRITERS, thread_name_prefix="write") as writers:
+                written = [
+                    writers.submit(staging.write, name, table, name in BY_DAY)
+                    for name, table in tables.items()
+                ]
+                for job in written:
+                    job.result()
+            self.progress.step("summary and runs")
             summary = self._summary(staging)
             staging.write("runs", self._runs_row(summary), False)
             parquet = staging.commit()
@@ -186,9 +196,8 @@ class _Run:
 
     def _ids(self, audited: DataFrame, part: str) -> DataFrame:
         """(hand_id, file_no, block) of each row of a part's tables."""
-        return audited.where(audited.part == part).mapInArrow(
-            hand_ids, "hand_id STRING, file_no INT, block BIGINT"
-        )
+        rows = audited.where(audited.part == part)
+        return rows.select(F.explode("hand_ids").alias("hand_id"), "file_no", "block")
 
     def _without_repeats(self, listed: inputs_of.Listed, first: DataFrame) -> DataFrame:
         """The task rows once every hand id is verified by its first unit only."""
@@ -225,7 +234,7 @@ class _Run:
         rules = audited.where(audited.part.startswith(RULES))
         task = partial(table_rules, verified_elsewhere=elsewhere)
         schema = _spark_schema(written_schema("divergences"))
-        return self._keep(rules.repartition("key").mapInArrow(task, schema))
+        return self._keep(rules.repartition(self.buckets, "key").mapInArrow(task, schema))
 
     def _table(self, audited: DataFrame, name: str, found: DataFrame) -> DataFrame:
         """One table's rows, with the table rules' findings (in `divergences`, and as
@@ -236,7 +245,7 @@ class _Run:
             return found if name == "divergences" else empty
         parts = audited.where(audited.part == name)
         if name in BY_DAY:
-            parts = parts.repartition("key")
+            parts = parts.repartition(self.buckets, "key")
         flagged: frozenset[str] = frozenset()
         if name == "hands":
             flagged = frozenset(row.hand_id for row in found.select("hand_id").distinct().collect())

@@ -53,6 +53,9 @@ PART = pa.schema(
         # by day, the bucket of its hand tables in the "rules:" parts.
         pa.field("key", pa.int32()),
         pa.field("rows", pa.int64()),
+        # The hand ids of the rows, for the hands and quarantine parts: Spark finds
+        # repeated hands among them without opening the payloads.
+        pa.field("hand_ids", pa.list_(pa.string())),
         pa.field("payload", pa.binary()),
     ]
 )
@@ -119,19 +122,20 @@ def from_payload(payload: bytes) -> pa.Table:
 
 
 def _part(name: str, unit: Unit, rows: pa.Table, key: int | None = None) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pylist(
-        [
-            {
-                "part": name,
-                "file_no": unit.file_no,
-                "block": unit.block,
-                "key": key,
-                "rows": rows.num_rows,
-                "payload": to_payload(rows),
-            }
-        ],
-        schema=PART,
-    )
+    ids = None
+    if name in ("hands", "quarantine"):
+        values = rows["hand_id"].combine_chunks().cast(pa.string())
+        ids = pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
+    columns = [
+        pa.array([name], pa.string()),
+        pa.array([unit.file_no], pa.int32()),
+        pa.array([unit.block], pa.int64()),
+        pa.array([key], pa.int32()),
+        pa.array([rows.num_rows], pa.int64()),
+        ids if ids is not None else pa.nulls(1, pa.list_(pa.string())),
+        pa.array([to_payload(rows)], pa.binary()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=PART)
 
 
 def buckets(table_id: pa.Array, n: int) -> npt.NDArray[np.int32]:
@@ -231,20 +235,3 @@ def explode(
                 status = pc.if_else(hit, "diverged", rows["status"])
                 rows = rows.set_column(schema.get_field_index("status"), "status", status)
             yield from rows.to_batches()
-
-
-def hand_ids(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """(hand_id, file_no, block) of each row of the task rows' tables."""
-    for batch in batches:
-        parts = batch.select(["file_no", "block", "payload"]).to_pylist()
-        for part in parts:
-            ids = from_payload(part["payload"])["hand_id"].combine_chunks()
-            n = len(ids)
-            yield pa.RecordBatch.from_arrays(
-                [
-                    ids.cast(pa.string()),
-                    pa.array(np.full(n, part["file_no"], dtype=np.int32)),
-                    pa.array(np.full(n, part["block"], dtype=np.int64)),
-                ],
-                names=["hand_id", "file_no", "block"],
-            )
