@@ -7,7 +7,7 @@
    later units are audited again, knowing the ids verified before them, exactly as
    the local engine would have met them (rare: a repeated hand across units).
 4. The table rules, over each table's hands wherever they were read (`tasks.table_rules`,
-   the local engine's SQL), after a shuffle by table.
+   the local engine's SQL), after a shuffle by buckets of hand tables.
 5. Every table written as Parquet with Spark's committer to a staging directory, moved
    into `OUT/parquet/` when all are written; `OUT/audit.duckdb` built from them when
    OUT is local.
