@@ -143,7 +143,7 @@ def verify_command(
         Engine,
         typer.Option(
             "--engine",
-            help="local: this process. spark: Apache Spark (pip install 'handaudit[spark]'), "
+            help="local: this process. spark: Apache Spark (the spark extra, and Java 17+), "
             "the same rows.",
         ),
     ] = Engine.local,
@@ -152,7 +152,8 @@ def verify_command(
         typer.Option(
             "--master",
             metavar="URL",
-            help="Spark's master, with --engine spark [default: spark-submit's, or local[*]]",
+            help="Spark's master, with --engine spark (by default spark-submit's, or "
+            "local[*] on this machine).",
         ),
     ] = None,
 ) -> None:
