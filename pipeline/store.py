@@ -156,6 +156,15 @@ PUBLISHED = (
 )
 
 
+def insert_rows(con: duckdb.DuckDBPyConnection, table_name: str, rows: pa.Table) -> None:
+    """Arrow rows into a table, by column name (DuckDB casts to the table's types)."""
+    con.register("incoming", rows)
+    try:
+        con.execute(f"INSERT INTO {table_name} BY NAME SELECT * FROM incoming")
+    finally:
+        con.unregister("incoming")
+
+
 def quarantine_table(rows: list[Quarantined]) -> pa.Table:
     """Quarantine rows as the columns of the quarantine table."""
     return pa.table(
@@ -249,11 +258,7 @@ class AuditStore:
         if con is None:  # a connection of its own: DuckDB runs them side by side
             con = self._cursors[table_name] = self.con.cursor()
         with self.stages.stage("store"):
-            con.register("incoming", rows)
-            try:
-                con.execute(f"INSERT INTO {table_name} BY NAME SELECT * FROM incoming")
-            finally:
-                con.unregister("incoming")
+            insert_rows(con, table_name, rows)
 
     def _wait(self, table_name: str) -> None:
         inserting = self._inserting.pop(table_name, None)

@@ -12,7 +12,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 
-from pipeline.ingest.sources import SUFFIXES, input_files
+from pipeline.ingest.sources import SUFFIXES, InputError, input_files
 from pipeline.spark.inputs import InputFile, file_key, is_local
 
 
@@ -66,8 +66,6 @@ def _remote_files(spark: SparkSession, given: str) -> list[str]:
     )
     files = sorted(file_key(row.path) for row in rows if row.path.endswith(SUFFIXES))
     if not files:
-        from pipeline.ingest.sources import InputError
-
         raise InputError(f"No hand-history files in {given} (looked for {', '.join(SUFFIXES)}).")
     return files
 

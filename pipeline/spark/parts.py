@@ -23,7 +23,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import is_null
+from pipeline.columns import is_null, whole
 from pipeline.store import TABLES
 
 # The tables a task emits: the audit's, and the quarantine. (`hand_values` and `runs`
@@ -44,6 +44,8 @@ BY_DAY = ("hands", "players", "row_values", "family_row_values", "settlements")
 # The tables the table rules read, sent again split by hand table ("rules:NAME" parts).
 RULE_INPUTS = ("hands", "players", "sitting_out", "quarantine")
 RULES = "rules:"
+# The parts that carry their rows' hand ids beside the payload.
+WITH_IDS = ("hands", "quarantine")
 PART = pa.schema(
     [
         pa.field("part", pa.string()),
@@ -123,8 +125,8 @@ def from_payload(payload: bytes) -> pa.Table:
 
 def _part(name: str, unit: Unit, rows: pa.Table, key: int | None = None) -> pa.RecordBatch:
     ids = None
-    if name in ("hands", "quarantine"):
-        values = rows["hand_id"].combine_chunks().cast(pa.string())
+    if name in WITH_IDS:
+        values = whole(rows["hand_id"]).cast(pa.string())
         ids = pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
     columns = [
         pa.array([name], pa.string()),
@@ -168,7 +170,7 @@ def parts_of(
         return
     written = conform(rows, written_schema(name))
     if name in BY_DAY:
-        days = written["day"].combine_chunks().cast(pa.int32()).to_numpy(zero_copy_only=False)
+        days = whole(written["day"]).cast(pa.int32()).to_numpy(zero_copy_only=False)
         for day, part in _runs(days, written):
             yield _part(name, unit, part, day)
     else:
@@ -188,7 +190,7 @@ def audit_parts(
         at = pc.index_in(rows["hand_id"], value_set=hands["hand_id"])
         if name != "hands":
             rows = rows.append_column("day", hands["day"].take(at))
-        yield from parts_of(name, rows, unit, _whole(hands["table_id"].take(at)), n_buckets)
+        yield from parts_of(name, rows, unit, whole(hands["table_id"].take(at)), n_buckets)
 
 
 def quarantine_parts(rows: pa.Table, unit: Unit, n_buckets: int) -> Iterator[pa.RecordBatch]:
@@ -203,11 +205,7 @@ def quarantine_parts(rows: pa.Table, unit: Unit, n_buckets: int) -> Iterator[pa.
         ).to_arrow_table()[0]
     finally:
         con.close()
-    yield from parts_of("quarantine", rows, unit, _whole(table_id), n_buckets)
-
-
-def _whole(column: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    yield from parts_of("quarantine", rows, unit, whole(table_id), n_buckets)
 
 
 def tables_of(batches: Iterable[pa.RecordBatch]) -> dict[str, pa.Table]:

@@ -1,7 +1,8 @@
 """What Spark's executors run: the local engine's own ingest, audit and table rules.
 
-`audit_files` reads whole input files (Spark's `binaryFile` rows) through the same
-readers, validation and `audit_batch` as `handaudit verify`, and `table_rules` runs
+`audit_files` reads whole input files (Spark's `binaryFile` rows) and `audit_lines`
+blocks of JSON Lines (Spark's text rows) through the same readers, validation and
+`audit_batch` as `handaudit verify`, and `table_rules` runs
 the same SQL of `checks.table` over the hands of whole tables. Both take and give
 Arrow batches, for `mapInArrow`.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -33,7 +35,7 @@ from pipeline.spark.parts import (
     written_schema,
 )
 from pipeline.stages import NO_STAGES
-from pipeline.store import TABLES, quarantine_table
+from pipeline.store import TABLES, insert_rows, quarantine_table
 from pipeline.table_cache import cached_tables
 
 # Per unit (file number, block), the hand ids verified in earlier units: given when a
@@ -88,21 +90,14 @@ def _blocks_of_lines(
     key: tuple[str, int] | None = None
     lines: list[bytes] = []
     for batch in batches:
+        paths = pc.dictionary_encode(batch.column("path")).indices.to_numpy()
+        blocks = batch.column("block").to_numpy()
+        changes = np.flatnonzero((paths[1:] != paths[:-1]) | (blocks[1:] != blocks[:-1])) + 1
         values = batch.column("line").to_pylist()
-        paths, blocks = batch.column("path").to_pylist(), batch.column("block").to_pylist()
-        starts = [
-            0,
-            *(
-                i
-                for i in range(1, len(paths))
-                if (paths[i], blocks[i]) != (paths[i - 1], blocks[i - 1])
-            ),
-            len(paths),
-        ]
-        for a, b in pairwise(starts):
+        for a, b in pairwise([0, *changes.tolist(), batch.num_rows]):
             if a == b:
                 continue
-            here = (paths[a], blocks[a])
+            here = (batch.column("path")[a].as_py(), int(blocks[a]))
             if here != key and key is not None:
                 yield key, lines
                 lines = []
@@ -132,9 +127,7 @@ class _MemoryStore:
         for name in (*RULE_INPUTS, "divergences"):
             self.con.execute(f"CREATE TABLE {name} ({TABLES[name]})")
         for name, rows in tables.items():
-            self.con.register("incoming", rows)
-            self.con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM incoming")
-            self.con.unregister("incoming")
+            insert_rows(self.con, name, rows)
 
     def query(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
         return self.con.execute(sql, list(params)).fetchall()

@@ -11,6 +11,7 @@ import pytest
 from pipeline.ingest.sources import LinesBlock, numbered_line_blocks, read_blocks
 from pipeline.spark.inputs import file_key
 from pipeline.spark.parts import Unit, buckets, parts_of, tables_of, written_schema
+from pipeline.spark.tasks import _blocks_of_lines
 
 
 @pytest.mark.parametrize(
@@ -81,3 +82,27 @@ def test_a_table_goes_by_day_and_by_bucket_and_comes_back_whole() -> None:
     # The table rules see the rows of a hand table, and not those without one.
     assert sorted(back["rules:sitting_out"]["hand_id"].to_pylist()) == ["h1", "h3"]
     assert {batch.column("file_no")[0].as_py() for batch in parts} == {3}
+
+
+def test_a_tasks_lines_are_gathered_block_by_block_across_its_batches() -> None:
+    def batch(rows: list[tuple[bytes, str, int]]) -> pa.RecordBatch:
+        line, path, block = zip(*rows, strict=True) if rows else ((), (), ())
+        return pa.record_batch(
+            {
+                "line": pa.array(line, pa.large_binary()),
+                "path": pa.array(path, pa.large_string()),
+                "block": pa.array(block, pa.int64()),
+            }
+        )
+
+    batches = [
+        batch([(b"a1", "f:a", 0), (b"a2", "f:a", 0)]),
+        batch([]),
+        batch([(b"a3", "f:a", 0), (b"b1", "f:a", 64), (b"c1", "f:c", 0)]),
+        batch([(b"c2", "f:c", 0)]),
+    ]
+    assert list(_blocks_of_lines(iter(batches))) == [
+        (("f:a", 0), [b"a1", b"a2", b"a3"]),
+        (("f:a", 64), [b"b1"]),
+        (("f:c", 0), [b"c1", b"c2"]),
+    ]
