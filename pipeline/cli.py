@@ -180,8 +180,10 @@ def _verify(
         from pipeline.spark.engine import verify_on_spark
 
         return verify_on_spark(inputs, out, master, progress=Progress())
+    from pipeline.no_pandas import arrow_without_pandas
     from pipeline.verify import verify
 
+    arrow_without_pandas()
     local = [Path(i) for i in inputs]
     return verify(local, Path(out), parquet=parquet, progress=Progress(), workers=workers)
 

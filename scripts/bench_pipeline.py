@@ -112,10 +112,12 @@ def shape_files(jsonl: Path, parquet: Path, hands: int, out: Path) -> dict[str, 
 def measure(path: Path, out: Path, workers: int) -> None:
     """In this process: verify `path` into `out`; print one JSON line of figures."""
     from pipeline.memory import keep_freed_memory
+    from pipeline.no_pandas import arrow_without_pandas
     from pipeline.stages import Stages
     from pipeline.verify import verify
 
     keep_freed_memory()  # as the command line does
+    arrow_without_pandas()
 
     stages = Stages()
     started = time.perf_counter()
@@ -140,6 +142,52 @@ def measure(path: Path, out: Path, workers: int) -> None:
             }
         )
     )
+
+
+def parse(path: Path) -> None:
+    """In this process: Arrow's JSON reader on `path` and nothing else (its defaults: all
+    cores, types inferred); print one JSON line of figures."""
+    import pyarrow.json as pj
+
+    def cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    started, cpu_before = time.perf_counter(), cpu()
+    table = pj.read_json(path)
+    figures = {"rows": table.num_rows, "seconds": time.perf_counter() - started}
+    print(json.dumps({**figures, "cpu_seconds": cpu() - cpu_before}))
+
+
+def parse_floor(jsonl: Path, a: argparse.Namespace) -> None:
+    """The JSON Lines audit beside Arrow's bare parse of the same file, in turns."""
+    pairs = []
+    for _ in range(a.repeat):
+        finished = subprocess.run(
+            [sys.executable, __file__, "--parse", str(jsonl)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        bare = json.loads(finished.stdout.splitlines()[-1])
+        (ours,) = runs_of(jsonl, a.workers, 1, a.out / "audit")
+        pairs.append((bare, ours))
+    print(
+        f"\nJSON Lines ({jsonl.stat().st_size / 1e6:,.0f} MB) audited end to end, beside Arrow's "
+        f"JSON reader only parsing the same file (`pyarrow.json.read_json`, its defaults: "
+        f"all cores, types inferred); in turns, {a.workers} workers:\n\n"
+        "| pair | parse s | parse CPU s | audit s | audit CPU s | audit / parse |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: |"
+    )
+    for i, (bare, ours) in enumerate(pairs, 1):
+        print(
+            f"| {i} | {bare['seconds']:.2f} | {bare['cpu_seconds']:.1f} | {ours['seconds']:.2f} | "
+            f"{ours['cpu_seconds']:.1f} | {ours['seconds'] / bare['seconds']:.2f} |"
+        )
+    parse_s = statistics.median(b["seconds"] for b, _ in pairs)
+    audit_s = statistics.median(o["seconds"] for _, o in pairs)
+    print(f"| median | {parse_s:.2f} | | {audit_s:.2f} | | {audit_s / parse_s:.2f} |")
 
 
 def runs_of(path: Path, workers: int, repeat: int, out: Path) -> list[dict[str, Any]]:
@@ -194,7 +242,11 @@ def main() -> None:
     )
     ap.add_argument("--data-only", action="store_true", help="generate the data set and stop")
     ap.add_argument("--measure", nargs=2, type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--parse", type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.parse:
+        parse(a.parse)
+        return
     if a.measure:
         path, out = a.measure
         measure(path, out, a.workers)
@@ -265,6 +317,7 @@ def main() -> None:
         "\nMedians of the runs. Stage seconds are summed over the worker threads, so with "
         "several workers they add up to more than the run's seconds."
     )
+    parse_floor(jsonl, a)
     if a.shape_hands:
         shapes_table(jsonl, parquet, a.shape_hands, a, base_rate)
 

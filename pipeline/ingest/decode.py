@@ -15,9 +15,9 @@ import dataclasses
 import io
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -58,8 +58,25 @@ class Decoded:
 
     table: pa.Table
     sources: list[str]
-    raws: list[bytes | str]
+    raws: Sequence[bytes | str]
     quarantined: list[Quarantined]
+
+
+class _BlockLines(Sequence[bytes]):
+    """A block's lines as raws, split off its text only if one is asked for (a reject's)."""
+
+    def __init__(self, block: LinesBlock) -> None:
+        self.block = block
+
+    def __len__(self) -> int:
+        return len(self.block.line_numbers)
+
+    @overload
+    def __getitem__(self, index: int) -> bytes: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[bytes]: ...
+    def __getitem__(self, index: int | slice) -> bytes | list[bytes]:
+        return self.block.lines[index]
 
 
 schema = arrow_schema
@@ -153,13 +170,13 @@ def careful(
     return Decoded(table, keep_sources, keep_raws, rejects)
 
 
-def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
-    """The block through Arrow's JSON reader, or None if the models might read it otherwise.
+def _fast_text(data: bytes, count: int, threads: bool) -> pa.Table | None:
+    """`count` lines of JSON (`data`, joined by line feeds) through Arrow's JSON reader, or
+    None if the models might read them otherwise.
 
     Amounts are read as text and checked with the models' patterns. Amounts written as
-    JSON numbers make Arrow give up; the block is read again with them quoted.
+    JSON numbers make Arrow give up; the lines are read again with them quoted.
     """
-    data = b"\n".join(lines)
     if not data.isascii():
         try:
             data.decode("utf-8")  # Arrow does not check the text of strings
@@ -168,7 +185,7 @@ def _fast_lines(lines: list[bytes], threads: bool) -> pa.Table | None:
     table = _read_json(data, threads)
     if table is None and _BARE_AMOUNT.search(data):  # amounts written as JSON numbers
         table = _read_json(_BARE_AMOUNT.sub(rb'\1"\2"', data), threads)
-    if table is None or table.num_rows != len(lines) or _rows_with_bad_amounts(table):
+    if table is None or table.num_rows != count or _rows_with_bad_amounts(table):
         return None
     return table.cast(schema())
 
@@ -206,11 +223,15 @@ def concat(parts: list[Decoded]) -> Decoded:
 def decode_lines(block: LinesBlock, threads: bool = True) -> Decoded:
     sources = [f"{block.path}:{n}" for n in block.line_numbers]
 
+    def text(lo: int, hi: int) -> bytes:
+        whole = lo == 0 and hi == len(sources)
+        return block.text if whole else b"\n".join(block.lines[lo:hi])
+
     def one_by_one(lo: int, hi: int) -> Decoded:
         lines = block.lines[lo:hi]
         return careful(sources[lo:hi], list(lines), list(lines), parsed=False)
 
-    return _columnar(block.lines, sources, list(block.lines), one_by_one, threads)
+    return _columnar(text, sources, _BlockLines(block), one_by_one, threads)
 
 
 def decode_objects(block: ObjectsBlock, threads: bool = True) -> Decoded:
@@ -223,25 +244,29 @@ def decode_objects(block: ObjectsBlock, threads: bool = True) -> Decoded:
     def one_by_one(lo: int, hi: int) -> Decoded:
         return careful(block.sources[lo:hi], block.records[lo:hi], raws[lo:hi], parsed=True)
 
-    return _columnar(lines, block.sources, raws, one_by_one, threads)
+    return _columnar(
+        lambda lo, hi: b"\n".join(lines[lo:hi]), block.sources, raws, one_by_one, threads
+    )
 
 
 def _columnar(
-    lines: list[bytes],
+    text: Callable[[int, int], bytes],
     sources: list[str],
-    raws: list[bytes | str],
+    raws: Sequence[bytes | str],
     one_by_one: Callable[[int, int], Decoded],
     threads: bool,
 ) -> Decoded:
-    """Lines of JSON through Arrow's reader; a part it gives up on is halved until the
-    lines it cannot take are alone, and those are read `one_by_one`."""
+    """Lines of JSON (`text(lo, hi)`: lines lo to hi joined) through Arrow's reader; a part
+    it gives up on is halved until the lines it cannot take are alone, and those are read
+    `one_by_one`."""
     parts: list[Decoded] = []
-    pending = [(0, len(lines))]  # halves still to read, in order (no recursion: no cycles)
+    pending = [(0, len(sources))]  # halves still to read, in order (no recursion: no cycles)
     while pending:
         lo, hi = pending.pop()
-        table = _fast_lines(lines[lo:hi], threads)
+        table = _fast_text(text(lo, hi), hi - lo, threads)
         if table is not None:
-            parts.append(Decoded(table, sources[lo:hi], raws[lo:hi], []))
+            whole = lo == 0 and hi == len(sources)
+            parts.append(Decoded(table, sources[lo:hi], raws if whole else raws[lo:hi], []))
         elif hi - lo <= _SMALLEST_FAST:
             parts.append(one_by_one(lo, hi))
         else:

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from pipeline.batch import Streets
 from pipeline.ingest import decode
-from pipeline.ingest.decode import _AMOUNT_KEYS, _fast_lines, decode_lines, schema
+from pipeline.ingest.decode import _AMOUNT_KEYS, _fast_text, decode_lines, schema
 from pipeline.ingest.quarantine import QuarantineCheck
 from pipeline.ingest.sources import dictionary_columns, read_blocks
 from tests.conftest import EXAMPLES, ROOT, load_examples
@@ -176,7 +176,7 @@ def test_amounts_written_as_json_numbers_take_the_columnar_path(tmp_path: Path) 
     quoted = re.compile(rb'("(?:' + _AMOUNT_KEYS + rb')": )"(-?[0-9.]+)"')
     lines = [quoted.sub(rb"\1\2", line) for line in source.read_bytes().splitlines()]
     assert b'"point_value": "' not in lines[0] and b'"point_value": ' in lines[0]
-    assert _fast_lines(lines, threads=False) is not None  # the whole block, columnar
+    assert _fast_text(b"\n".join(lines), len(lines), threads=False) is not None  # columnar
     numbers = write_lines(tmp_path / "numbers.jsonl", lines)
     batches, rejects, _ = ingest(numbers)
     assert rejects == [] and digest(batches) == digest(ingest(source)[0])

@@ -33,6 +33,9 @@ def read(path: Path) -> list[tuple[int, bytes]]:
     for block in read_blocks(path):
         assert isinstance(block, LinesBlock)
         got += list(zip(block.line_numbers, block.lines, strict=True))
+        assert block.text == b"\n".join(block.lines)
+        assert len(block.line_numbers) <= sources.LINES_PER_BLOCK
+        assert len(block.text) <= sources.BLOCK_BYTES or b"\n" not in block.text
     return got
 
 
@@ -45,6 +48,7 @@ def read(path: Path) -> list[tuple[int, bytes]]:
     final_newline=st.booleans(),
     read_size=st.integers(1, 200),
     block_lines=st.integers(1, 5),
+    block_bytes=st.integers(1, 120),
 )
 def test_blocks_hold_every_line_once_with_its_number(
     lines: list[bytes],
@@ -52,11 +56,13 @@ def test_blocks_hold_every_line_once_with_its_number(
     final_newline: bool,
     read_size: int,
     block_lines: int,
+    block_bytes: int,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(sources, "_READ_SIZE", read_size)
     monkeypatch.setattr(sources, "LINES_PER_BLOCK", block_lines)
+    monkeypatch.setattr(sources, "BLOCK_BYTES", block_bytes)
     data = (b"\r\n" if crlf else b"\n").join(lines) + (b"\n" if final_newline and lines else b"")
     if not data.strip():
         return  # an empty file is told apart before blocks are cut
