@@ -113,9 +113,13 @@ COVER = _insert(
 LARGEST_GROUP = _insert(
     "largest_group",
     f"""
+    -- A group larger than the one dealt needs a short player able to cover the dealt
+    -- ones at least: the k-th largest stack, k > n_players, covers k - 1 >= n_players.
     WITH short_hands AS (
-        SELECT DISTINCT hand_id FROM sitting_out JOIN hands USING (hand_id)
-        WHERE reason = 'short' AND variant IN ({_COVERED})
+        SELECT DISTINCT hand_id FROM sitting_out s JOIN hands h USING (hand_id)
+        WHERE s.reason = 'short' AND h.variant IN ({_COVERED})
+          AND (s.stack >= {GAME.cover_points} * h.n_players * h.point_value
+               OR h.point_value <= 0)
     ),
     candidates AS (
         SELECT h.hand_id, h.table_id, h.n_players, h.point_value, p.stack_start AS stack

@@ -12,6 +12,7 @@ the literal text of numbers) and the pydantic models, record by record.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import json
 import re
@@ -19,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
@@ -37,6 +40,14 @@ from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 from pipeline.ingest.sources import ArrowBlock, LinesBlock, ObjectsBlock, loads
 
 _SMALLEST_FAST = 32
+# Lines read together once a block is refused: a bad line then costs the reading of
+# its piece again, not of halves of the block (a block of 3,700 lines with 13 bad ones
+# was read about six times over), and Arrow's cost per call (0.7 ms) stays small.
+_PIECE = 128
+# Lines named wrong in one piece before it is halved instead: each is found by reading
+# the rest of the piece again.
+_REFUSALS = 4
+_JSON_CHUNK = 1 << 20
 # An amount written as a JSON number (hand-history.md allows it when its literal text has
 # at most two decimals): quoted, it reads as text and is checked as text amounts are.
 # Inside a JSON string a quote is escaped, so `"won": 12` can only be a key and its value.
@@ -170,28 +181,43 @@ def careful(
     return Decoded(table, keep_sources, keep_raws, rejects)
 
 
-def _fast_text(data: bytes, count: int, threads: bool) -> pa.Table | None:
-    """`count` lines of JSON (`data`, joined by line feeds) through Arrow's JSON reader, or
-    None if the models might read them otherwise.
+@dataclass(frozen=True)
+class _Refused:
+    """Lines Arrow's reader did not take as the models would. `rows`: the line (from 0)
+    found wrong, when known."""
 
-    Amounts are read as text and checked with the models' patterns. Amounts written as
-    JSON numbers make Arrow give up; the lines are read again with them quoted.
+    rows: list[int] = dataclasses.field(default_factory=list)
+    number_for_text: bool = False  # Arrow met a number where text goes (an amount, maybe)
+
+
+def _fast_text(data: bytes, count: int, threads: bool) -> pa.Table | _Refused:
+    """`count` lines of JSON (`data`, joined by line feeds) through Arrow's JSON reader with
+    the text schema (amounts not yet checked), or why not.
+
+    Amounts written as JSON numbers make Arrow give up; the lines are read again with
+    them quoted, to be checked as text amounts are.
     """
     if not data.isascii():
         try:
             data.decode("utf-8")  # Arrow does not check the text of strings
-        except UnicodeDecodeError:
-            return None
+        except UnicodeDecodeError as error:
+            return _Refused([data.count(b"\n", 0, error.start)])
     table = _read_json(data, threads)
-    if table is None and _BARE_AMOUNT.search(data):  # amounts written as JSON numbers
-        table = _read_json(_BARE_AMOUNT.sub(rb'\1"\2"', data), threads)
-    if table is None or table.num_rows != count or _rows_with_bad_amounts(table):
-        return None
-    return table.cast(schema())
+    if isinstance(table, _Refused) and table.number_for_text:  # amounts as JSON numbers?
+        quoted = _BARE_AMOUNT.sub(rb'\1"\2"', data)
+        table = table if len(quoted) == len(data) else _read_json(quoted, threads)
+    if not isinstance(table, _Refused) and table.num_rows != count:  # no object, or two
+        return _Refused()
+    return table
 
 
-def _read_json(data: bytes, threads: bool) -> pa.Table | None:
-    """Arrow's JSON reader with the text schema, or None where it gives up."""
+# Where Arrow's JSON reader says it stopped: "... in row N" (N from 0, in the text read).
+_STOPPED_AT = re.compile(r" in row (\d+)$")
+
+
+def _read_json(data: bytes, threads: bool) -> pa.Table | _Refused:
+    """Arrow's JSON reader with the text schema, or the line where it gave up."""
+    whole = not threads or len(data) < _JSON_CHUNK  # one chunk: its rows count from the first
     try:
         return pj.read_json(
             io.BytesIO(data),
@@ -199,14 +225,18 @@ def _read_json(data: bytes, threads: bool) -> pa.Table | None:
             # one at a time; with worker threads, each parses its own block alone.
             read_options=pj.ReadOptions(
                 use_threads=threads,
-                block_size=max(1 << 20, len(data) // 2 if threads else len(data) + 1),
+                block_size=len(data) + 1 if whole else max(_JSON_CHUNK, len(data) // 2),
             ),
             parse_options=pj.ParseOptions(
                 explicit_schema=text_schema(), unexpected_field_behavior="ignore"
             ),
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+        stopped = _STOPPED_AT.search(str(error)) if whole else None
+        return _Refused(
+            [int(stopped.group(1))] if stopped else [],
+            number_for_text="from string to number" in str(error),
+        )
 
 
 def concat(parts: list[Decoded]) -> Decoded:
@@ -256,23 +286,78 @@ def _columnar(
     one_by_one: Callable[[int, int], Decoded],
     threads: bool,
 ) -> Decoded:
-    """Lines of JSON (`text(lo, hi)`: lines lo to hi joined) through Arrow's reader; a part
-    it gives up on is halved until the lines it cannot take are alone, and those are read
-    `one_by_one`."""
-    parts: list[Decoded] = []
-    pending = [(0, len(sources))]  # halves still to read, in order (no recursion: no cycles)
+    """Lines of JSON (`text(lo, hi)`: lines lo to hi joined) through Arrow's reader.
+
+    A block Arrow refuses is read again in pieces; in a piece, a line Arrow names as
+    wrong goes `one_by_one` and the lines after it are read again; a piece refused with
+    no line named (or refused too often) is halved until the lines it cannot take are
+    alone. The amounts of all that Arrow read are then checked at once: a line with one
+    the models would not read goes `one_by_one` too.
+    """
+    if not sources:
+        return Decoded(schema().empty_table(), [], [], [])
+    pieces: list[tuple[int, int, pa.Table]] = []  # lines Arrow read, in order
+    alone: list[tuple[int, int]] = []  # lines to read one by one
+    # Lines still to read, in order (a stack: no recursion, no cycles): from, to, and how
+    # many times Arrow refused lines before these in their piece.
+    pending = [(0, len(sources), 0)]
     while pending:
-        lo, hi = pending.pop()
-        table = _fast_text(text(lo, hi), hi - lo, threads)
-        if table is not None:
-            whole = lo == 0 and hi == len(sources)
-            parts.append(Decoded(table, sources[lo:hi], raws if whole else raws[lo:hi], []))
+        lo, hi, refusals = pending.pop()
+        read = _fast_text(text(lo, hi), hi - lo, threads and lo == 0)
+        if not isinstance(read, _Refused):
+            pieces.append((lo, hi, read))
         elif hi - lo <= _SMALLEST_FAST:
-            parts.append(one_by_one(lo, hi))
+            alone.append((lo, hi))
+        elif hi - lo > _PIECE:
+            pending += [(at, min(at + _PIECE, hi), 0) for at in range(lo, hi, _PIECE)][::-1]
+        elif read.rows and 0 <= read.rows[0] < hi - lo and refusals < _REFUSALS:
+            wrong = lo + read.rows[0]
+            pending += [(wrong + 1, hi, refusals + 1)] if wrong + 1 < hi else []
+            alone.append((wrong, wrong + 1))
+            pending += [(lo, wrong, 0)] if lo < wrong else []
         else:
             mid = (lo + hi) // 2
-            pending += [(mid, hi), (lo, mid)]
-    return concat(parts)
+            pending += [(mid, hi, 0), (lo, mid, 0)]
+    if not pieces:
+        return concat([one_by_one(lo, hi) for lo, hi in sorted(alone)])
+    table = pa.concat_tables([t for *_, t in pieces]) if len(pieces) > 1 else pieces[0][2]
+    lines = np.concatenate([np.arange(lo, hi) for lo, hi, _ in pieces])  # each row's line
+    bad = _rows_with_bad_amounts(table)
+    if bad:
+        alone += [(line, line + 1) for line in lines[bad].tolist()]
+        keep = np.ones(len(lines), dtype=bool)
+        keep[bad] = False
+        table, lines = table.filter(pa.array(keep)), lines[keep]
+    table = table.cast(schema())
+    if not alone:  # every line as Arrow read it
+        whole = len(lines) == len(sources)
+        first, last = int(lines[0]), int(lines[-1]) + 1
+        return Decoded(table, sources[first:last], raws if whole else raws[first:last], [])
+    return concat(_in_order(table, lines, sorted(alone), sources, raws, one_by_one))
+
+
+def _in_order(
+    table: pa.Table,
+    lines: npt.NDArray[np.int64],
+    alone: list[tuple[int, int]],
+    sources: list[str],
+    raws: Sequence[bytes | str],
+    one_by_one: Callable[[int, int], Decoded],
+) -> list[Decoded]:
+    """The rows Arrow read (`table`, from `lines`) and the lines read one by one
+    (`alone`), in the order of the lines."""
+    parts, row = [], 0
+    for lo, hi in [*alone, (len(sources), len(sources))]:
+        until = int(np.searchsorted(lines, lo))
+        if until > row:
+            first, last = int(lines[row]), int(lines[until - 1]) + 1
+            parts.append(
+                Decoded(table.slice(row, until - row), sources[first:last], raws[first:last], [])
+            )
+            row = until
+        if lo < hi:
+            parts.append(one_by_one(lo, hi))
+    return parts
 
 
 def _reads_text_as_decimal(leaf: Leaf) -> bool:
@@ -289,18 +374,24 @@ def _reads_text_as_decimal(leaf: Leaf) -> bool:
 def _rows_with_bad_amounts(batch: pa.Table | pa.RecordBatch) -> list[int]:
     """The rows holding an amount written as text the models would not read (an exponent,
     more decimals than allowed, not a number): those go record by record."""
-    canonical = pa.struct([f for f in schema() if f.name in batch.schema.names])
-    given = pa.struct([pa.field(f.name, batch.schema.field(f.name).type) for f in canonical])
     bad: set[int] = set()
-    for leaf in leaves(canonical, given):
-        if not _reads_text_as_decimal(leaf):
-            continue
-        path, target, _ = leaf
+    for path, pattern in _text_amounts(batch.schema):
         texts, rows = at_path(whole(batch[path[0]]), path[1:])
-        pattern = MONEY_TEXT if target.scale == MONEY_SCALE else RATE_TEXT
-        ok = pc.match_substring_regex(texts.cast(pa.string()), f"^(?:{pattern.pattern})$")
+        ok = pc.match_substring_regex(texts.cast(pa.string()), pattern)
         bad.update(rows[pc.invert(pc.fill_null(ok, True)).to_numpy(zero_copy_only=False)].tolist())
     return sorted(bad)
+
+
+@functools.lru_cache(maxsize=64)
+def _text_amounts(given: pa.Schema) -> list[tuple[tuple[str, ...], str]]:
+    """The paths of the amounts written as text in a schema, and the pattern of each."""
+    canonical = pa.struct([f for f in schema() if f.name in given.names])
+    shape = pa.struct([pa.field(f.name, given.field(f.name).type) for f in canonical])
+    return [
+        (path, f"^(?:{(MONEY_TEXT if target.scale == MONEY_SCALE else RATE_TEXT).pattern})$")
+        for path, target, source in leaves(canonical, shape)
+        if _reads_text_as_decimal((path, target, source))
+    ]
 
 
 def _keeping_dictionary(leaf: Leaf) -> pa.DataType:

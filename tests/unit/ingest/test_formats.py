@@ -176,7 +176,8 @@ def test_amounts_written_as_json_numbers_take_the_columnar_path(tmp_path: Path) 
     quoted = re.compile(rb'("(?:' + _AMOUNT_KEYS + rb')": )"(-?[0-9.]+)"')
     lines = [quoted.sub(rb"\1\2", line) for line in source.read_bytes().splitlines()]
     assert b'"point_value": "' not in lines[0] and b'"point_value": ' in lines[0]
-    assert _fast_text(b"\n".join(lines), len(lines), threads=False) is not None  # columnar
+    read = _fast_text(b"\n".join(lines), len(lines), threads=False)
+    assert isinstance(read, pa.Table)  # the whole block, columnar
     numbers = write_lines(tmp_path / "numbers.jsonl", lines)
     batches, rejects, _ = ingest(numbers)
     assert rejects == [] and digest(batches) == digest(ingest(source)[0])
