@@ -291,13 +291,14 @@ def test_bad_records_spread_through_a_block_cost_only_their_pieces(
     is quarantined with its check, every good one is verified, in order; and Arrow reads
     the block about once, then once more in pieces, and a little around each bad line."""
     decoding = importlib.import_module("pipeline.ingest.decode")  # the module, not decode()
-    read = []
+    read: list[int] = []
     read_json = decoding._read_json
-    monkeypatch.setattr(
-        decoding,
-        "_read_json",
-        lambda data, threads: read.append(len(data)) or read_json(data, threads),
-    )
+
+    def counted(data: bytes, threads: bool) -> Any:
+        read.append(len(data))
+        return read_json(data, threads)
+
+    monkeypatch.setattr(decoding, "_read_json", counted)
     good = [json.dumps({**valid_hand(), "hand_id": f"g{i}"}) for i in range(1200)]
     lines: list[str | bytes] = list(good)
     bad_at = {}
