@@ -119,10 +119,10 @@ def hand_id_of(record: Any) -> str | None:
     return hand_id if isinstance(hand_id, str) else None
 
 
-def _parsed(source: str, raw: bytes | str) -> Any:
-    """A JSON line's value, or a quarantine row saying why it is none."""
+def _parsed(source: str, text: bytes | str, raw: bytes | str) -> Any:
+    """A JSON record's value, or a quarantine row (with its `raw` text) saying why it is none."""
     try:
-        return loads(raw)
+        return loads(text)
     except UnicodeDecodeError:
         return Quarantined(
             source, None, QuarantineCheck.unreadable, f"{source} is not UTF-8 text", raw_text(raw)
@@ -169,7 +169,7 @@ def careful(
     keep_raws: list[bytes | str] = []
     rejects: list[Quarantined] = []
     for source, record, raw in zip(sources, records, raws, strict=True):
-        value = record if parsed else _parsed(source, record)
+        value = record if parsed else _parsed(source, record, raw)
         hand = value if isinstance(value, Quarantined) else _judged(source, value, raw)
         if isinstance(hand, Quarantined):
             rejects.append(hand)
@@ -252,16 +252,16 @@ def concat(parts: list[Decoded]) -> Decoded:
 
 def decode_lines(block: LinesBlock, threads: bool = True) -> Decoded:
     sources = [f"{block.path}:{n}" for n in block.line_numbers]
+    raws: Sequence[bytes | str] = _BlockLines(block) if block.originals is None else block.originals
 
     def text(lo: int, hi: int) -> bytes:
         whole = lo == 0 and hi == len(sources)
         return block.text if whole else b"\n".join(block.lines[lo:hi])
 
     def one_by_one(lo: int, hi: int) -> Decoded:
-        lines = block.lines[lo:hi]
-        return careful(sources[lo:hi], list(lines), list(lines), parsed=False)
+        return careful(sources[lo:hi], list(block.lines[lo:hi]), list(raws[lo:hi]), parsed=False)
 
-    return _columnar(text, sources, _BlockLines(block), one_by_one, threads)
+    return _columnar(text, sources, raws, one_by_one, threads)
 
 
 def decode_objects(block: ObjectsBlock, threads: bool = True) -> Decoded:

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from pipeline.errors import AuditError
 from pipeline.hand_history import JsonConstant, JsonNumber
+from pipeline.ingest.json_array import Objects, array_objects, object_lines
 from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 
 SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".parquet")
@@ -56,6 +57,7 @@ class LinesBlock:
         lines: list[bytes] | None = None,
         *,
         text: bytes | None = None,
+        originals: list[bytes] | None = None,
     ) -> None:
         if (lines is None) == (text is None):
             raise ValueError("a block of lines is given by its lines or by its text")
@@ -63,6 +65,9 @@ class LinesBlock:
         self.line_numbers = line_numbers
         self._lines = lines
         self._text = text
+        # Each record's own text where the line is not it (an object of a JSON array,
+        # made one line); the line otherwise.
+        self.originals = originals
 
     @property
     def lines(self) -> list[bytes]:
@@ -217,10 +222,22 @@ def read_blocks(path: Path, name: str | None = None) -> Iterator[FilePart]:
                 yield _unreadable(name, "is empty: it holds no hand records")
             elif name.endswith((".jsonl", ".jsonl.gz")) or (head == b"{" and _is_jsonl(stream)):
                 yield from _line_blocks(name, stream)
+            elif head == b"[" and (objects := _objects_of(path, name)) is not None:
+                with _open(path, name) as again:
+                    for lines, text, own in object_lines(
+                        again, objects, LINES_PER_BLOCK, BLOCK_BYTES
+                    ):
+                        yield LinesBlock(name, lines.tolist(), text=text, originals=own)
             else:
                 yield from _document_blocks(name, stream)
     except (OSError, EOFError, zlib.error, pa.ArrowException) as error:
         yield _unreadable(name, f"cannot be read: {error}")
+
+
+def _objects_of(path: Path, name: str) -> Objects | None:
+    """Where the objects of a JSON array file are, when it is a plain array of objects."""
+    with _open(path, name) as stream:
+        return array_objects(stream)
 
 
 def _open(path: Path, name: str) -> IO[bytes]:
