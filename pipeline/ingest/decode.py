@@ -4,9 +4,10 @@ The fast path hands a whole block of JSON Lines to Arrow's JSON reader with the
 canonical schema, amounts read as text and checked against the models' patterns
 before they become decimals. Anything it would read differently from the models
 (an amount written as a JSON number, '1e2', a line holding two objects, a type
-error) makes it give up on that block, which is then halved until the lines it
-cannot take are alone; those go through the careful path: Python's json (keeping
-the literal text of numbers) and the pydantic models, record by record.
+error) makes it give up on that block, which is then read in pieces; Arrow names
+the line it stopped at, so the lines it cannot take are soon alone. Those go
+through the careful path: Python's json (keeping the literal text of numbers) and
+the pydantic models, record by record.
 """
 
 from __future__ import annotations
