@@ -4,9 +4,10 @@ Run: make bench (or .venv/bin/python scripts/bench_pipeline.py --hands 200000).
 Generates (or reuses) the data set in bench/: tables of 2 to 6 players, half with
 jokers. Each verify runs in a fresh process, so its peak RSS is its own; the
 baseline runs on the first --baseline-hands lines of the same JSON Lines file
-and its rate is per hand, like ours. Then the first --shape-hands of those hands,
-written as Parquet the ordinary ways (pyarrow, DuckDB, polars), are each audited
-beside the project's own Parquet of them.
+and its rate is per hand, like ours. Then the JSON Lines audit beside Arrow's bare
+parse of the same file, in turns. Then the first --shape-hands of those hands,
+written as Parquet the ordinary ways (pyarrow, DuckDB, polars) and as an indented
+JSON array, are each audited beside the project's own Parquet of them.
 """
 
 from __future__ import annotations
@@ -63,9 +64,10 @@ def data_set(hands: int, out: Path, variant: str = "taiwanese") -> tuple[Path, P
 
 def shape_files(jsonl: Path, parquet: Path, hands: int, out: Path) -> dict[str, Path]:
     """The first `hands` hands of `jsonl`, written the ordinary ways hand-history.md allows:
-    JSON Lines; Parquet by pyarrow from the JSON (amounts and times as text, one row group),
-    by pyarrow with decimals (row groups of 10,000), by DuckDB's COPY and by polars; and the
-    project's own Parquet (`generate`'s: decimals, dictionaries, row groups of 8,192)."""
+    JSON Lines; an indented JSON array; Parquet by pyarrow from the JSON (amounts and times
+    as text, one row group), by pyarrow with decimals (row groups of 10,000), by DuckDB's
+    COPY and by polars; and the project's own Parquet (`generate`'s: decimals,
+    dictionaries, row groups of 8,192)."""
     import duckdb
     import polars as pl
     import pyarrow.json as pj
@@ -79,6 +81,7 @@ def shape_files(jsonl: Path, parquet: Path, hands: int, out: Path) -> dict[str, 
         for name, file in (
             ("generate's own Parquet", "own.parquet"),
             ("JSON Lines", "hands.jsonl"),
+            ("JSON array, indented", "hands.json"),
             ("pyarrow, text amounts, 1 row group", "pyarrow-text.parquet"),
             ("pyarrow, decimals, row groups of 10,000", "pyarrow-decimal.parquet"),
             ("DuckDB COPY", "duckdb.parquet"),
@@ -91,6 +94,11 @@ def shape_files(jsonl: Path, parquet: Path, hands: int, out: Path) -> dict[str, 
     with jsonl.open("rb") as source, files["JSON Lines"].open("wb") as target:
         for _, line in zip(range(hands), source, strict=False):
             target.write(line)
+    with files["JSON Lines"].open("rb") as lines, files["JSON array, indented"].open("w") as array:
+        array.write("[\n")
+        for i, line in enumerate(lines):
+            array.write((",\n" if i else "") + json.dumps(json.loads(line), indent=1))
+        array.write("\n]\n")
     text = pj.read_json(files["JSON Lines"])
     pq.write_table(text, files["pyarrow, text amounts, 1 row group"], row_group_size=hands)
     decimals = pj.read_json(
