@@ -1,9 +1,10 @@
 """Finding input files and reading them in bounded blocks, each record with its provenance.
 
-JSON Lines (plain or gzip) are read as blocks of lines; JSON files holding an
-array (or concatenated objects) are decoded one object at a time; Parquet files
-by row groups. A file that cannot be read at all, or whose rest cannot be, yields
-an `unreadable` quarantine row instead of stopping the run.
+JSON Lines (plain or gzip) are read as blocks of lines; a JSON file holding a
+plain array of objects as blocks of its objects, each made one line (json_array.py);
+any other JSON file (objects one after another, or something broken) is decoded one
+object at a time; Parquet files by row groups. A file that cannot be read at all, or
+whose rest cannot be, yields an `unreadable` quarantine row instead of stopping the run.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -36,6 +38,7 @@ BLOCK_BYTES = 16 << 20
 ROWS_PER_BATCH = 16384
 _CHUNK = 1 << 20
 _READ_SIZE = 1 << 23
+_LINE_FEED, _OPEN_BRACE = ord("\n"), ord("{")
 
 
 class InputError(AuditError):
@@ -322,12 +325,7 @@ def _block_ready(ends: list[int], given: int, chunk: bytes) -> bool:
 
 def _line_ends(chunk: bytes, offset: int) -> list[int]:
     """Where the chunk's line feeds are, plus `offset`."""
-    found = []
-    at = chunk.find(b"\n")
-    while at >= 0:
-        found.append(offset + at)
-        at = chunk.find(b"\n", at + 1)
-    return found
+    return (np.flatnonzero(np.frombuffer(chunk, np.uint8) == _LINE_FEED) + offset).tolist()
 
 
 def _lines_block(name: str, n: int, text: bytes, start: int, ends: list[int]) -> LinesBlock:
@@ -335,8 +333,9 @@ def _lines_block(name: str, n: int, text: bytes, start: int, ends: list[int]) ->
     the text the `ends` are offsets in). When each starts a JSON object and none ends
     with a carriage return, they are taken as they are; else blank lines are skipped and
     carriage returns dropped."""
-    starts = [start, *(end + 1 for end in ends[:-1])]
-    if b"\r" not in text and all(text[at - start : at - start + 1] == b"{" for at in starts):
+    firsts = np.array([start - 1, *ends[:-1]], np.int64) + 1 - start  # each line's start
+    ordinary = b"\r" not in text and int(firsts[-1]) < len(text)  # the last one not empty
+    if ordinary and bool((np.frombuffer(text, np.uint8)[firsts] == _OPEN_BRACE).all()):
         return LinesBlock(name, list(range(n + 1, n + 1 + len(ends))), text=text)
     numbers = []
     lines = []
