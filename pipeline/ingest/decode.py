@@ -184,10 +184,10 @@ def careful(
 
 @dataclass(frozen=True)
 class _Refused:
-    """Lines Arrow's reader did not take as the models would. `rows`: the line (from 0)
+    """Lines Arrow's reader did not take as the models would. `row`: the line (from 0)
     found wrong, when known."""
 
-    rows: list[int] = dataclasses.field(default_factory=list)
+    row: int | None = None
     number_for_text: bool = False  # Arrow met a number where text goes (an amount, maybe)
 
 
@@ -202,7 +202,7 @@ def _fast_text(data: bytes, count: int, threads: bool) -> pa.Table | _Refused:
         try:
             data.decode("utf-8")  # Arrow does not check the text of strings
         except UnicodeDecodeError as error:
-            return _Refused([data.count(b"\n", 0, error.start)])
+            return _Refused(data.count(b"\n", 0, error.start))
     table = _read_json(data, threads)
     if isinstance(table, _Refused) and table.number_for_text:  # amounts as JSON numbers?
         quoted = _BARE_AMOUNT.sub(rb'\1"\2"', data)
@@ -235,7 +235,7 @@ def _read_json(data: bytes, threads: bool) -> pa.Table | _Refused:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
         stopped = _STOPPED_AT.search(str(error)) if whole else None
         return _Refused(
-            [int(stopped.group(1))] if stopped else [],
+            int(stopped.group(1)) if stopped else None,
             number_for_text="from string to number" in str(error),
         )
 
@@ -311,8 +311,8 @@ def _columnar(
             alone.append((lo, hi))
         elif hi - lo > _PIECE:
             pending += [(at, min(at + _PIECE, hi), 0) for at in range(lo, hi, _PIECE)][::-1]
-        elif read.rows and 0 <= read.rows[0] < hi - lo and refusals < _REFUSALS:
-            wrong = lo + read.rows[0]
+        elif read.row is not None and 0 <= read.row < hi - lo and refusals < _REFUSALS:
+            wrong = lo + read.row
             pending += [(wrong + 1, hi, refusals + 1)] if wrong + 1 < hi else []
             alone.append((wrong, wrong + 1))
             pending += [(lo, wrong, 0)] if lo < wrong else []
