@@ -53,8 +53,9 @@ class _Scan:
     opened: bool = False  # the array's '[' was met
     closed: bool = False  # and its ']'
     outside_from: int = 0  # where the text between objects began (in the file)
-    starts: list[int] = field(default_factory=list)
-    ends: list[int] = field(default_factory=list)
+    # What was found, a part per chunk (numpy: 24 bytes an object however many there are).
+    starts: list[npt.NDArray[np.int64]] = field(default_factory=list)
+    ends: list[npt.NDArray[np.int64]] = field(default_factory=list)
     lines_of: list[npt.NDArray[np.int64]] = field(default_factory=list)
 
 
@@ -72,11 +73,11 @@ def array_objects(stream: IO[bytes]) -> Objects | None:
         utf8.decode(b"", final=True)
     except UnicodeDecodeError:
         return None
-    if not scan.closed or not scan.starts:
+    if not scan.closed or not sum(map(len, scan.starts)):
         return None
     return Objects(
-        np.array(scan.starts, np.int64),
-        np.array(scan.ends, np.int64),
+        np.concatenate(scan.starts),
+        np.concatenate(scan.ends),
         np.concatenate(scan.lines_of),
     )
 
@@ -89,17 +90,20 @@ def _feed(scan: _Scan, chunk: bytes) -> bool:
     depths = scan.depth + np.cumsum(steps)
     # Only the brackets of the array and of its objects: depth 0 <-> 1 <-> 2.
     edges = np.flatnonzero(((steps > 0) & (depths <= 2)) | ((steps < 0) & (depths <= 1)))
-    new_starts: list[int] = []
+    new_starts: list[int] = []  # in the chunk: where objects open, and one past where they close
+    new_ends: list[int] = []
     for at, depth, step in zip(
         brackets[edges].tolist(), depths[edges].tolist(), steps[edges].tolist(), strict=True
     ):
-        if not _edge(scan, chunk, at, depth, step, new_starts):
+        if not _edge(scan, chunk, at, depth, step, new_starts, new_ends):
             return False
     if new_starts:
         feeds = np.flatnonzero(b == _LINE_FEED)
         starts = np.array(new_starts, np.int64)
         scan.lines_of.append(scan.lines + 1 + np.searchsorted(feeds, starts))
-        scan.starts += (starts + scan.offset).tolist()
+        scan.starts.append(starts + scan.offset)
+    if new_ends:
+        scan.ends.append(np.array(new_ends, np.int64) + scan.offset)
     scan.depth = int(depths[-1]) if len(depths) else scan.depth
     outside = scan.depth <= 1
     if outside and not _only(chunk, scan, len(chunk), b" \t\r\n" if scan.closed else _BETWEEN):
@@ -134,9 +138,12 @@ def _brackets_outside_strings(
     return brackets[open_at == 0]
 
 
-def _edge(scan: _Scan, chunk: bytes, at: int, depth: int, step: int, starts: list[int]) -> bool:
+def _edge(
+    scan: _Scan, chunk: bytes, at: int, depth: int, step: int, starts: list[int], ends: list[int]
+) -> bool:
     """A bracket of the array or of one of its objects, at `at` in the chunk, the depth
-    after it; an object's start goes into `starts`. False where it breaks the shape."""
+    after it; an object's start goes into `starts`, its end into `ends`. False where it
+    breaks the shape."""
     if depth < 0 or scan.closed:
         return False
     if step > 0 and depth == 1:  # the array opens
@@ -151,7 +158,7 @@ def _edge(scan: _Scan, chunk: bytes, at: int, depth: int, step: int, starts: lis
     elif depth == 1:  # an object closes
         if chunk[at] != ord("}"):
             return False
-        scan.ends.append(scan.offset + at + 1)
+        ends.append(at + 1)
     else:  # the array closes
         if not _only(chunk, scan, at, _BETWEEN):
             return False
