@@ -17,7 +17,6 @@ JSON is quarantined alone, as a bad line of JSON Lines is.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -28,7 +27,7 @@ _READ = 16 << 20
 _QUOTE, _BACKSLASH, _LINE_FEED, _OPEN_OBJECT = ord('"'), ord("\\"), ord("\n"), ord("{")
 _BETWEEN = b" \t\r\n,"  # what may stand between the objects (as the careful reader allows)
 # An object's line breaks made spaces: one object, one line.
-_ONE_LINE = bytes.maketrans(b"\r\n", b"  ")
+ONE_LINE = bytes.maketrans(b"\r\n", b"  ")
 
 
 @dataclass
@@ -73,7 +72,7 @@ def array_objects(stream: IO[bytes]) -> Objects | None:
         utf8.decode(b"", final=True)
     except UnicodeDecodeError:
         return None
-    if not scan.closed or not sum(map(len, scan.starts)):
+    if not scan.closed or not scan.starts:
         return None
     return Objects(
         np.concatenate(scan.starts),
@@ -183,47 +182,3 @@ def _escaped(chunk: bytes, at: int, carried: int) -> bool:
     if run == at:
         run += carried
     return run % 2 == 1
-
-
-def object_lines(
-    stream: IO[bytes], objects: Objects, per_block: int, block_bytes: int
-) -> Iterator[tuple[npt.NDArray[np.int64], bytes, list[bytes]]]:
-    """Blocks of up to `per_block` objects and `block_bytes`: their lines, the objects one
-    a line (joined by line feeds), and each object's own text."""
-    sizes = objects.ends - objects.starts
-    first = 0
-    buffer, base = b"", 0  # text read and not yet given, and where it starts in the file
-    while first < len(objects.starts):
-        last = first + 1
-        total = int(sizes[first])
-        while last < len(objects.starts) and last - first < per_block:
-            if total + int(sizes[last]) > block_bytes:
-                break
-            total += int(sizes[last])
-            last += 1
-        end = int(objects.ends[last - 1])
-        pieces = [buffer]
-        have = base + len(buffer)
-        while have < end:
-            chunk = stream.read(max(_READ, end - have))
-            if not chunk:
-                raise OSError("the file was shorter on a second reading")
-            pieces.append(chunk)
-            have += len(chunk)
-        buffer = b"".join(pieces) if len(pieces) > 1 else buffer
-        spans: list[tuple[int, int]] = list(
-            zip(
-                (objects.starts[first:last] - base).tolist(),
-                (objects.ends[first:last] - base).tolist(),
-                strict=True,
-            )
-        )
-        own = [buffer[s:e] for s, e in spans]
-        yield objects.lines[first:last], b"\n".join(_one_line(x) for x in own), own
-        cut = int(objects.ends[last - 1]) - base
-        buffer, base = buffer[cut:], base + cut
-        first = last
-
-
-def _one_line(text: bytes) -> bytes:
-    return text.translate(_ONE_LINE)

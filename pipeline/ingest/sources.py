@@ -9,7 +9,6 @@ whose rest cannot be, yields an `unreadable` quarantine row instead of stopping 
 
 from __future__ import annotations
 
-import bisect
 import gzip
 import io
 import json
@@ -21,12 +20,13 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import AuditError
 from pipeline.hand_history import JsonConstant, JsonNumber
-from pipeline.ingest.json_array import Objects, array_objects, object_lines
+from pipeline.ingest.json_array import ONE_LINE, Objects, array_objects
 from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 
 SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".parquet")
@@ -227,10 +227,7 @@ def read_blocks(path: Path, name: str | None = None) -> Iterator[FilePart]:
                 yield from _line_blocks(name, stream)
             elif head == b"[" and (objects := _objects_of(path, name)) is not None:
                 with _open(path, name) as again:
-                    for lines, text, own in object_lines(
-                        again, objects, LINES_PER_BLOCK, BLOCK_BYTES
-                    ):
-                        yield LinesBlock(name, lines.tolist(), text=text, originals=own)
+                    yield from _array_blocks(name, again, objects)
             else:
                 yield from _document_blocks(name, stream)
     except (OSError, EOFError, zlib.error, pa.ArrowException) as error:
@@ -241,6 +238,30 @@ def _objects_of(path: Path, name: str) -> Objects | None:
     """Where the objects of a JSON array file are, when it is a plain array of objects."""
     with _open(path, name) as stream:
         return array_objects(stream)
+
+
+def _array_blocks(name: str, stream: IO[bytes], objects: Objects) -> Iterator[LinesBlock]:
+    """The objects of a JSON array in blocks (`_records_in_block`), each made one line,
+    each keeping its own text."""
+    first = 0
+    buffer, base = b"", 0  # text read and not yet given, and where it starts in the file
+    while first < len(objects.starts):
+        last = first + _records_in_block(objects.ends[first:], int(objects.starts[first]))
+        end = int(objects.ends[last - 1])
+        pieces, have = [buffer], base + len(buffer)
+        while have < end:
+            chunk = stream.read(max(_READ_SIZE, end - have))
+            if not chunk:
+                raise OSError("the file was shorter on a second reading")
+            pieces.append(chunk)
+            have += len(chunk)
+        buffer = b"".join(pieces)
+        starts, ends = objects.starts[first:last] - base, objects.ends[first:last] - base
+        own = [buffer[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+        text = b"\n".join(x.translate(ONE_LINE) for x in own)
+        yield LinesBlock(name, objects.lines[first:last].tolist(), text=text, originals=own)
+        buffer, base = buffer[end - base :], end
+        first = last
 
 
 def _open(path: Path, name: str) -> IO[bytes]:
@@ -274,40 +295,39 @@ def _unreadable(source: str, what: str, raw: bytes | None = None) -> Quarantined
 
 
 def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
-    """Blocks of up to LINES_PER_BLOCK lines and BLOCK_BYTES (one line at least). The text
-    is read in large chunks and cut at line ends, with no object made per line: reading
-    line by line hands the GIL back and forth at every small read, which starves this
-    thread beside workers."""
+    """Blocks of lines (`_records_in_block`). The text is read in large chunks and cut at
+    line ends, with no object made per line: reading line by line hands the GIL back and
+    forth at every small read, which starves this thread beside workers."""
     parts: list[bytes] = []  # text read and not yet given, in order
-    ends: list[int] = []  # where each whole line of it ends, in the join of `parts`
+    ends = np.zeros(0, np.int64)  # where each whole line of it ends, in the join of `parts`
     size = 0  # bytes in `parts`
     n = 0  # lines of the file before `parts`
     try:
         while True:
             chunk = stream.read(_READ_SIZE)
             if chunk:
-                ends += _line_ends(chunk, size)
+                feeds = np.flatnonzero(np.frombuffer(chunk, np.uint8) == _LINE_FEED)
+                ends = np.concatenate([ends, feeds + size])
                 parts.append(chunk)
                 size += len(chunk)
-            elif size > (ends[-1] + 1 if ends else 0):  # the last line has no line feed
-                ends.append(size)
+            elif size > (ends[-1] + 1 if len(ends) else 0):  # the last line has no line feed
+                ends = np.append(ends, size)
             if _block_ready(ends, 0, chunk):
                 data = parts[0] if len(parts) == 1 else b"".join(parts)
                 given = 0  # the first byte not yet given
                 while _block_ready(ends, given, chunk):
-                    most = min(len(ends), LINES_PER_BLOCK)
-                    lines = max(1, bisect.bisect_right(ends, given + BLOCK_BYTES, hi=most))
-                    block_ends, ends = ends[:lines], ends[lines:]
-                    yield _lines_block(name, n, data[given : block_ends[-1]], given, block_ends)
+                    block_ends, ends = np.split(ends, [_records_in_block(ends, given)])
+                    last = int(block_ends[-1])
+                    yield _lines_block(name, n, data[given:last], given, block_ends)
                     n += len(block_ends)
-                    given = block_ends[-1] + 1
+                    given = last + 1
                 parts = [data[given:]] if given < len(data) else []
-                ends = [end - given for end in ends]
+                ends -= given
                 size = len(data) - given
             if not chunk:
                 break
     except (OSError, EOFError, zlib.error) as error:
-        if ends:
+        if len(ends):
             yield _lines_block(name, n, b"".join(parts)[: ends[-1]], 0, ends)
             n += len(ends)
         yield _unreadable(
@@ -315,25 +335,29 @@ def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
         )
 
 
-def _block_ready(ends: list[int], given: int, chunk: bytes) -> bool:
+def _block_ready(ends: npt.NDArray[np.int64], given: int, chunk: bytes) -> bool:
     """Whether the lines ending at `ends` (text before `given` is given) fill a block, or
     end the file (no more `chunk`)."""
-    return bool(ends) and (
+    return bool(len(ends)) and (
         not chunk or len(ends) >= LINES_PER_BLOCK or ends[-1] - given >= BLOCK_BYTES
     )
 
 
-def _line_ends(chunk: bytes, offset: int) -> list[int]:
-    """Where the chunk's line feeds are, plus `offset`."""
-    return (np.flatnonzero(np.frombuffer(chunk, np.uint8) == _LINE_FEED) + offset).tolist()
+def _records_in_block(ends: npt.NDArray[np.int64], start: int) -> int:
+    """How many of the records ending at `ends` (in order) make the block starting at
+    `start`: up to LINES_PER_BLOCK records and BLOCK_BYTES, one at least."""
+    fit = np.searchsorted(ends[:LINES_PER_BLOCK], start + BLOCK_BYTES, side="right")
+    return max(1, int(fit))
 
 
-def _lines_block(name: str, n: int, text: bytes, start: int, ends: list[int]) -> LinesBlock:
+def _lines_block(
+    name: str, n: int, text: bytes, start: int, ends: npt.NDArray[np.int64]
+) -> LinesBlock:
     """The lines after line `n` of the file whose text is `text` (starting at `start` in
     the text the `ends` are offsets in). When each starts a JSON object and none ends
     with a carriage return, they are taken as they are; else blank lines are skipped and
     carriage returns dropped."""
-    firsts = np.array([start - 1, *ends[:-1]], np.int64) + 1 - start  # each line's start
+    firsts = np.concatenate([[start - 1], ends[:-1]]) + 1 - start  # each line's start
     ordinary = b"\r" not in text and int(firsts[-1]) < len(text)  # the last one not empty
     if ordinary and bool((np.frombuffer(text, np.uint8)[firsts] == _OPEN_BRACE).all()):
         return LinesBlock(name, list(range(n + 1, n + 1 + len(ends))), text=text)

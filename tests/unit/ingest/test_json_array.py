@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.ingest import json_array
-from pipeline.ingest.json_array import array_objects, object_lines
+from pipeline.ingest import json_array, sources
+from pipeline.ingest.json_array import array_objects
 from tests.unit.ingest.helpers import ingest, valid_hand
 
 # Text that trips a naive scanner: brackets, quotes, backslashes and line breaks in strings.
@@ -46,10 +46,17 @@ def test_every_object_is_found_with_its_line_whatever_the_chunks(
     got = [document[s:e] for s, e in zip(found.starts, found.ends, strict=True)]
     assert got == [t.encode() for t in texts]
     assert [document.count(b"\n", 0, s) + 1 for s in found.starts] == found.lines.tolist()
-    blocks = list(object_lines(io.BytesIO(document), found, per_block=3, block_bytes=40))
-    assert [x for _, _, own in blocks for x in own] == got
-    for _, text, own in blocks:
-        assert [json.loads(line) for line in text.split(b"\n")] == [json.loads(x) for x in own]
+    sizes = sources.LINES_PER_BLOCK, sources.BLOCK_BYTES
+    sources.LINES_PER_BLOCK, sources.BLOCK_BYTES = 3, 40
+    try:
+        blocks = list(sources._array_blocks("a.json", io.BytesIO(document), found))
+    finally:
+        sources.LINES_PER_BLOCK, sources.BLOCK_BYTES = sizes
+    assert [x for block in blocks for x in block.originals or []] == got
+    assert [n for block in blocks for n in block.line_numbers] == found.lines.tolist()
+    for block in blocks:
+        own = block.originals or []
+        assert [json.loads(line) for line in block.lines] == [json.loads(x) for x in own]
 
 
 @pytest.mark.parametrize(
