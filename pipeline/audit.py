@@ -1,8 +1,9 @@
 """One batch of validated hands in, its audit out: a pure function from columns to tables.
 
-evaluate -> score -> money -> outcome checks, then the result tables of
-audit-output.md (money as DECIMAL(18, 2)). The table rules, which need the hands
-before and after, run on the stored results (`checks/table.py`).
+evaluate -> score -> money -> outcome checks and the rules of one hand's seating
+(cover, largest group), then the result tables of audit-output.md (money as
+DECIMAL(18, 2)). The table rules, which need the hands before and after, run on the
+stored results (`checks/table.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pipeline.cards import card_texts, format_cards
 from pipeline.checks.family import check_chinese, streets_dealt
 from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
+from pipeline.checks.seating import check_seating
 from pipeline.columns import decimals
 from pipeline.games import HOME_RUN_NAMES
 from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
@@ -95,6 +97,7 @@ def audit_batch(batch: HandBatch, stages: Stages = NO_STAGES) -> BatchAudit:
     findings = Findings()
     with stages.stage("checks"):
         check_outcomes(batch, shown, scored.pairs, scored.points, scored.money, findings)
+        check_seating(batch, findings)
         if scored.chinese is not None:
             check_chinese(batch, scored.chinese, findings)
     with stages.stage("result tables"):

@@ -13,8 +13,8 @@ from typing import Protocol
 
 from pipeline.games import TAIWANESE, VARIANTS
 
-# The table rules of rules.md section 7, as Taiwanese Poker deals them; cover, largest
-# group and the floor hold for the games that play them (the Taiwanese pair).
+# The table rules of rules.md section 7, as Taiwanese Poker deals them; the floor holds
+# for the games that play it (the Taiwanese pair).
 GAME = TAIWANESE
 _COVERED = ", ".join(f"'{g.name}'" for g in VARIANTS.values() if g.floor_points)
 
@@ -90,65 +90,6 @@ def _insert(check: str, select: str) -> str:
     ORDER BY table_id, hand_id, seat NULLS FIRST, message
     """
 
-
-COVER = _insert(
-    "cover",
-    f"""
-    SELECT h.hand_id, h.table_id, p.seat,
-           CAST({GAME.cover_points} * (h.n_players - 1) * h.point_value AS DECIMAL(18,2))::VARCHAR
-               AS expected,
-           p.stack_start::VARCHAR AS recorded,
-           format('seat {{}} ({{}}) started with {{}}, short of the {{}} needed to cover '
-                  '{GAME.cover_points} points against each of {{}} opponents',
-                  p.seat, p.player_id, p.stack_start::VARCHAR,
-                  CAST({GAME.cover_points} * (h.n_players - 1) * h.point_value
-                       AS DECIMAL(18,2))::VARCHAR,
-                  h.n_players - 1) AS message
-    FROM players p JOIN hands h USING (hand_id)
-    WHERE p.stack_start < {GAME.cover_points} * (h.n_players - 1) * h.point_value
-      AND h.variant IN ({_COVERED})
-""",
-)
-
-LARGEST_GROUP = _insert(
-    "largest_group",
-    f"""
-    -- A group larger than the one dealt needs a short player able to cover the dealt
-    -- ones at least: the k-th largest stack, k > n_players, covers k - 1 >= n_players.
-    WITH short_hands AS (
-        SELECT DISTINCT hand_id FROM sitting_out s JOIN hands h USING (hand_id)
-        WHERE s.reason = 'short' AND h.variant IN ({_COVERED})
-          AND (s.stack >= {GAME.cover_points} * h.n_players * h.point_value
-               OR h.point_value <= 0)
-    ),
-    candidates AS (
-        SELECT h.hand_id, h.table_id, h.n_players, h.point_value, p.stack_start AS stack
-        FROM hands h JOIN short_hands USING (hand_id) JOIN players p USING (hand_id)
-        UNION ALL
-        SELECT h.hand_id, h.table_id, h.n_players, h.point_value, s.stack
-        FROM hands h JOIN sitting_out s USING (hand_id)
-        WHERE s.reason = 'short' AND s.stack >= {GAME.floor_points} * h.point_value
-    ),
-    ranked AS (  -- a group of k can play when the k-th largest stack covers k - 1 others
-        SELECT hand_id, table_id, n_players, point_value, stack,
-               row_number() OVER (PARTITION BY hand_id ORDER BY stack DESC) AS k
-        FROM candidates
-    ),
-    largest AS (
-        SELECT hand_id, table_id, n_players, max(k) AS k
-        FROM ranked
-        WHERE k BETWEEN {GAME.min_players} AND {GAME.max_players}
-          AND stack >= {GAME.cover_points} * (k - 1) * point_value
-        GROUP BY ALL
-    )
-    SELECT hand_id, table_id, NULL::BIGINT AS seat, k::VARCHAR AS expected,
-           n_players::VARCHAR AS recorded,
-           format('{{}} players were dealt, but {{}} of the seated players (short ones at or '
-                  'above the {GAME.floor_points}-point floor included) could cover a '
-                  'hand of {{}}', n_players, k, k) AS message
-    FROM largest WHERE n_players < k
-""",
-)
 
 FLOOR = _insert(
     "floor_60",
@@ -287,13 +228,12 @@ FANTASYLAND = _insert(
 
 
 def check_table_rules(store: Store) -> None:
-    """Add divergences for cover, largest group, floor, timeouts, continuity and hand order."""
+    """Add divergences for the floor, timeouts, continuity, hand order and Fantasyland.
+    (Cover and the largest group look at one hand alone: `checks/seating.py`.)"""
     for sql in (
         _APPEARANCES,
         _SEQUENCE,
         _PREVIOUS,
-        COVER,
-        LARGEST_GROUP,
         FLOOR,
         TIMEOUT,
         CONTINUITY,

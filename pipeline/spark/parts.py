@@ -42,7 +42,7 @@ PARTS = (
 # The tables written partitioned by day (their hand's day).
 BY_DAY = ("hands", "players", "row_values", "family_row_values", "settlements")
 # The tables the table rules read, sent again split by hand table ("rules:NAME" parts).
-RULE_INPUTS = ("hands", "players", "sitting_out", "quarantine")
+RULE_INPUTS = ("hands", "players", "quarantine")
 RULES = "rules:"
 # The parts that carry their rows' hand ids beside the payload.
 WITH_IDS = ("hands", "quarantine")
