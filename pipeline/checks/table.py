@@ -63,7 +63,9 @@ CREATE OR REPLACE TEMP TABLE sequence AS
 SELECT table_id, hand_no, hand_id, quarantined,
        lead(hand_id) OVER w AS next_hand_id,
        lead(quarantined) OVER w AS next_quarantined
-FROM (SELECT DISTINCT table_id, hand_no, hand_id, quarantined FROM appearances)
+FROM (SELECT table_id, hand_no, hand_id, FALSE AS quarantined FROM hands
+      UNION ALL  -- every verified hand has players; the quarantined ones read with some
+      SELECT DISTINCT table_id, hand_no, hand_id, TRUE FROM appearances WHERE quarantined)
 WINDOW w AS (PARTITION BY table_id ORDER BY hand_no, hand_id)
 """
 
