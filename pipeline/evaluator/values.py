@@ -266,7 +266,12 @@ def parse_value(texts: npt.ArrayLike | pa.Array) -> npt.NDArray[np.int16]:
         if isinstance(texts, pa.Array | pa.ChunkedArray)
         else pa.array(np.asarray(texts, dtype=object).ravel(), pa.string())
     )
-    found = pc.index_in(column, value_set=_arrow_columns()[0])
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_dictionary(column.type):  # each distinct text looked up once
+        found = pc.index_in(column.dictionary, value_set=_arrow_columns()[0]).take(column.indices)
+    else:
+        found = pc.index_in(column, value_set=_arrow_columns()[0])
     shape = np.shape(texts) if not isinstance(texts, pa.Array | pa.ChunkedArray) else (len(texts),)
     return (
         pc.fill_null(found, NO_VALUE).to_numpy(zero_copy_only=False).astype(np.int16).reshape(shape)
