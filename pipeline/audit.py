@@ -23,6 +23,7 @@ from pipeline.columns import decimals
 from pipeline.games import HOME_RUN_NAMES
 from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
 from pipeline.money import Settlement, settle
+from pipeline.packing import CARDS, VALUES
 from pipeline.scoring import (
     ChineseScore,
     Ints,
@@ -295,25 +296,22 @@ def _substitute_lists(joker_as: np.ndarray) -> pa.Array:
 
 def _rows_table(batch: HandBatch, shown: Showdown, chinese: ChineseScore | None) -> pa.Table:
     """One row per player: the codes of the setting's cards (rows in order), and the value
-    of each (board, row) in board-major order, with the joker substitutes (null for a
-    player without a joker) or, in the Chinese family, each row's royalty.
+    of each (board, row) in board-major order, packed into words (`packing.py`), with the
+    joker substitutes (null for a player without a joker) or, in the Chinese family, each
+    row's royalty.
 
-    Six times fewer rows to store than one per (board, row), and small integers rather
+    Six times fewer rows to store than one per (board, row), and a few integers rather
     than texts; the `rows` view of the store spreads them out and spells them again.
     """
     players = batch.players
     cards = np.concatenate([players.setting[row.name] for row in batch.game.rows], axis=1)
     n_players = len(players)
     per_player = shown.value.reshape(n_players, -1)
+    words = CARDS.pack(cards) | VALUES.pack(per_player)
     table = {
         "hand_id": _spread(batch.hands.hand_id, players.hand),
         "seat": players.seat,
-        "cards": pa.FixedSizeListArray.from_arrays(
-            pa.array(cards.reshape(-1).astype(np.uint8), pa.uint8()), cards.shape[1]
-        ),
-        "value_ids": pa.FixedSizeListArray.from_arrays(
-            pa.array(per_player.reshape(-1), pa.int16()), per_player.shape[1]
-        ),
+        **{name: pa.array(word) for name, word in words.items()},
     }
     if chinese is not None:
         royalty = pa.array(chinese.royalty.reshape(-1).astype(np.int8), pa.int8())

@@ -21,6 +21,7 @@ from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
 from pipeline.games import LAYOUTS, Variant
 from pipeline.ingest.quarantine import Quarantined
+from pipeline.packing import CARDS, VALUES
 from pipeline.stages import NO_STAGES, Stages
 
 DB_NAME = "audit.duckdb"
@@ -39,10 +40,14 @@ INSERT_THREADS = 2
 
 
 def _row_values(layout: Variant, extra: str) -> str:
-    """The columns of a layout's row values: a player's cards and values, and `extra`."""
+    """The columns of a layout's row values: a player's cards and values as words
+    (`packing.py`), and `extra`."""
+    words = [
+        *CARDS.columns(layout.cards_per_player),
+        *VALUES.columns(layout.values_per_player),
+    ]
     return f"""
-        hand_id VARCHAR, seat BIGINT, cards UTINYINT[{layout.cards_per_player}],
-        value_ids SMALLINT[{layout.values_per_player}], {extra}"""
+        hand_id VARCHAR, seat BIGINT, {", ".join(f"{w} BIGINT" for w in words)}, {extra}"""
 
 
 TABLES: dict[str, str] = {
@@ -62,9 +67,9 @@ TABLES: dict[str, str] = {
         fantasyland BOOLEAN, fantasyland_next BOOLEAN, recorded_fantasyland_next BOOLEAN,
         fantasyland_cards BIGINT, cards_dealt BIGINT""",
     # `rows` is a view: each player's setting and row values are stored once per player,
-    # in the table of the layout of their game, as small integers (cards: top, middle,
-    # bottom as card codes; values board-major: board 1 top, middle, bottom, then board
-    # 2), and their text, category and label come from `hand_values` once each.
+    # in the table of the layout of their game, packed into 64-bit words (cards: top,
+    # middle, bottom as card codes; values board-major: board 1 top, middle, bottom, then
+    # board 2), and their text, category and label come from `hand_values` once each.
     "row_values": _row_values(LAYOUTS["taiwanese"], "joker_as VARCHAR[][]"),
     "family_row_values": _row_values(LAYOUTS["chinese"], "royalties TINYINT[3]"),
     "hand_values": """
@@ -96,11 +101,12 @@ _CARD_TEXT = "[" + ", ".join(f"'{c}'" for c in CANONICAL) + "]"
 
 
 def _row_places(layout: Variant) -> str:
-    """Per stored value: its index in `value_ids`, its board (NULL without boards) and
-    row, and the first and last of the row's cards in `cards` (1-based), as SQL VALUES."""
+    """Per stored value: its index among the player's values (from 1), its board (NULL
+    without boards) and row, and the first and last of the row's cards among the
+    player's (from 0), as SQL VALUES."""
     places = []
     for b in range(max(layout.boards, 1)):
-        first = 1
+        first = 0
         board = b + 1 if layout.boards else "NULL::BIGINT"
         for r, row in enumerate(layout.rows):
             i = b * len(layout.rows) + r + 1
@@ -110,14 +116,16 @@ def _row_places(layout: Variant) -> str:
 
 
 def _spread_rows(table: str, layout: Variant, extra: str) -> str:
+    card = CARDS.unpacked_sql("r", "c", CARDS.words(layout.cards_per_player))
+    value = VALUES.unpacked_sql("r", "k.i - 1", VALUES.words(layout.values_per_player))
     return f"""
 SELECT r.hand_id, r.seat, k.board, k."row",
-       array_to_string(list_transform(list_slice(r.cards::UTINYINT[], k.first, k.last),
-                                      lambda c: {_CARD_TEXT}[c + 1]), ' ') AS cards,
+       array_to_string(list_transform(range(k.first, k.last + 1),
+                                      lambda c: {_CARD_TEXT}[{card} + 1]), ' ') AS cards,
        v.value, v.category, v.label, {extra}
 FROM {table} r
 CROSS JOIN (VALUES {_row_places(layout)}) AS k(i, board, "row", first, last)
-JOIN hand_values v ON v.value_id = r.value_ids[k.i]"""
+JOIN hand_values v ON v.value_id = {value}"""
 
 
 ROWS_VIEW = (
