@@ -113,8 +113,7 @@ def _verify(
         read = stages.wrap("ingest and validation", blocks(files))
         for audited in audit_blocks(read, workers, stages):
             for audit in audited.audits:
-                for name, rows in audit.tables().items():
-                    store.append(name, rows)
+                store.append_audit(audit.tables())
             store.quarantine(audited.rejects)
             accounting.add(audited.verified, audited.rejects)
             progress.update(read=accounting.read, verified=accounting.verified)
