@@ -96,48 +96,6 @@ TABLES: dict[str, str] = {
 }
 
 
-# The tables of an audit that the store keeps as one: each player's row values (a table
-# per layout) beside their other columns (`players`), one row per player in both. The
-# store writes them to `players_stored`, read by the `players` and `rows` views: each
-# player's hand id and seat are stored once (on 200,000 hands, 0.45 CPU-s less in
-# DuckDB's inserts than two tables).
-ROW_TABLES = ("row_values", "family_row_values")
-PLAYERS_STORED = "players_stored"
-_SETTING_COLUMNS = {
-    "cards_1": "BIGINT",
-    "cards_2": "BIGINT",
-    "values_1": "BIGINT",
-    "values_2": "BIGINT",
-    "joker_as": "VARCHAR[][]",
-    "royalties": "TINYINT[3]",
-}
-# The tables of the audit database, as stored.
-STORED: dict[str, str] = {
-    **{n: c for n, c in TABLES.items() if n not in ("players", *ROW_TABLES)},
-    PLAYERS_STORED: TABLES["players"]
-    + ", "
-    + ", ".join(f"{name} {kind}" for name, kind in _SETTING_COLUMNS.items()),
-}
-
-
-def stored_tables(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
-    """An audit's tables as the store keeps them: the players with their row values."""
-    kept = {n: t for n, t in tables.items() if n not in ("players", *ROW_TABLES)}
-    players = tables.get("players")
-    if players is None:
-        return kept
-    for name in ROW_TABLES:
-        rows = tables.get(name)
-        if rows is None:
-            continue
-        if rows.num_rows != players.num_rows:
-            raise ValueError(f"{name} holds {rows.num_rows} players, players {players.num_rows}")
-        for field in rows.schema:
-            if field.name not in ("hand_id", "seat"):
-                players = players.append_column(field, rows[field.name])
-    return kept | {PLAYERS_STORED: players}
-
-
 # The text of each card code, for the view to spell the stored codes.
 _CARD_TEXT = "[" + ", ".join(f"'{c}'" for c in CANONICAL) + "]"
 
@@ -157,8 +115,7 @@ def _row_places(layout: Variant) -> str:
     return ", ".join(places)
 
 
-def _spread_rows(layout: Variant, players: str, extra: str) -> str:
-    """The rows of the players of one layout (`players`: an SQL condition)."""
+def _spread_rows(table: str, layout: Variant, extra: str) -> str:
     card = CARDS.unpacked_sql("r", "c", CARDS.words(layout.cards_per_player))
     value = VALUES.unpacked_sql("r", "k.i - 1", VALUES.words(layout.values_per_player))
     return f"""
@@ -166,29 +123,22 @@ SELECT r.hand_id, r.seat, k.board, k."row",
        array_to_string(list_transform(range(k.first, k.last + 1),
                                       lambda c: {_CARD_TEXT}[{card} + 1]), ' ') AS cards,
        v.value, v.category, v.label, {extra}
-FROM {PLAYERS_STORED} r
+FROM {table} r
 CROSS JOIN (VALUES {_row_places(layout)}) AS k(i, board, "row", first, last)
-JOIN hand_values v ON v.value_id = {value}
-WHERE {players}"""
+JOIN hand_values v ON v.value_id = {value}"""
 
 
-# The Chinese family's players are those with royalties (never null for them).
 ROWS_VIEW = (
     "CREATE VIEW rows AS"
     + _spread_rows(
-        LAYOUTS["taiwanese"],
-        "r.royalties IS NULL",
-        "r.joker_as[k.i] AS joker_as, NULL::INTEGER AS royalty",
+        "row_values", LAYOUTS["taiwanese"], "r.joker_as[k.i] AS joker_as, NULL::INTEGER AS royalty"
     )
     + "\nUNION ALL"
     + _spread_rows(
+        "family_row_values",
         LAYOUTS["chinese"],
-        "r.royalties IS NOT NULL",
         "NULL::VARCHAR[] AS joker_as, r.royalties[k.i]::INTEGER",
     )
-)
-PLAYERS_VIEW = (
-    f"CREATE VIEW players AS SELECT * EXCLUDE ({', '.join(_SETTING_COLUMNS)}) FROM {PLAYERS_STORED}"
 )
 # A placement is street * 1000 + part * 100 + card code: the street from 1, the part an
 # index into STREET_PARTS (0 dealt, 1 top, 2 middle, 3 bottom, 4 discard).
@@ -273,14 +223,13 @@ class AuditStore:
                 "checkpoint_threshold": "256MB",
             },
         )
-        for name, columns in STORED.items():
+        for name, columns in TABLES.items():
             self.con.execute(f"CREATE TABLE {name} ({columns})")
-        self._pending: dict[str, list[pa.Table]] = {name: [] for name in STORED}
+        self._pending: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
         self._inserters = ThreadPoolExecutor(INSERT_THREADS, thread_name_prefix="store")
         self._inserting: dict[str, Future[None]] = {}
         self._cursors: dict[str, duckdb.DuckDBPyConnection] = {}
         self.append("hand_values", hand_values())
-        self.con.execute(PLAYERS_VIEW)
         self.con.execute(ROWS_VIEW)
         self.con.execute(STREETS_VIEW)
 
@@ -293,16 +242,11 @@ class AuditStore:
         if sum(part.num_rows for part in pending) >= FLUSH_ROWS:
             self._insert(table_name)
 
-    def append_audit(self, tables: dict[str, pa.Table]) -> None:
-        """Add an audit's tables (`BatchAudit.tables`), as the store keeps them."""
-        for name, rows in stored_tables(tables).items():
-            self.append(name, rows)
-
     def flush(self) -> None:
         """Write every buffered row, so that queries see all that was appended."""
-        for name in STORED:
+        for name in TABLES:
             self._insert(name)
-        for name in STORED:
+        for name in TABLES:
             self._wait(name)
 
     def _insert(self, table_name: str) -> None:
@@ -383,40 +327,20 @@ def load_parquet_audit(out_dir: Path, parquet_dir: Path) -> Path:
     """Build `out_dir/audit.duckdb` from the tables another engine wrote as Parquet
     datasets (`parquet_dir/NAME/`, hive-partitioned or not); atomically, like `verify`."""
     store = AuditStore(out_dir)
-
-    def dataset(name: str) -> str | None:
-        files = parquet_dir / name
-        if not any(files.rglob("*.parquet")):
-            return None
-        pattern = f"{files}/**/*.parquet".replace("'", "''")
-        return f"read_parquet('{pattern}', hive_partitioning = true)"
-
     try:
-        for name in STORED:
-            source = dataset("players" if name == PLAYERS_STORED else name)
-            if name == "hand_values" or source is None:
+        for name in TABLES:
+            files = parquet_dir / name
+            if name == "hand_values" or not any(files.rglob("*.parquet")):
                 continue
-            if name == PLAYERS_STORED:
-                source = _with_row_values(source, [dataset(n) for n in ROW_TABLES])
             columns = ", ".join(
                 f'"{column}"' for column, *_ in store.con.execute(f"DESCRIBE {name}").fetchall()
             )
-            store.con.execute(f"INSERT INTO {name} BY NAME SELECT {columns} FROM {source}")
+            store.con.execute(
+                f"INSERT INTO {name} BY NAME SELECT {columns} "
+                "FROM read_parquet(?, hive_partitioning = true)",
+                [f"{files}/**/*.parquet"],
+            )
         return store.commit()
     except BaseException:
         store.discard()
         raise
-
-
-def _with_row_values(players: str, row_tables: list[str | None]) -> str:
-    """SQL of the players beside their row values, from whichever row tables there are
-    (the datasets' `day` partition left out)."""
-    every_column = {"hand_id": "VARCHAR", "seat": "BIGINT", **_SETTING_COLUMNS}
-    shape = ", ".join(f"NULL::{kind} AS {c}" for c, kind in every_column.items())
-    rows = " UNION ALL BY NAME ".join(
-        [
-            f"SELECT {shape} WHERE false",
-            *(f"SELECT COLUMNS(lambda c: c <> 'day') FROM {t}" for t in row_tables if t),
-        ]
-    )
-    return f"{players} LEFT JOIN ({rows}) USING (hand_id, seat)"

@@ -113,7 +113,8 @@ def _verify(
         read = stages.wrap("ingest and validation", blocks(files))
         for audited in audit_blocks(read, workers, stages):
             for audit in audited.audits:
-                store.append_audit(audit.tables())
+                for name, rows in audit.tables().items():
+                    store.append(name, rows)
             store.quarantine(audited.rejects)
             accounting.add(audited.verified, audited.rejects)
             progress.update(read=accounting.read, verified=accounting.verified)

@@ -44,7 +44,7 @@ def test_rerun_replaces_and_gives_the_same_rows(tmp_path: Path) -> None:
             # The tables in their stored order; the rows view (a join) as a sorted list.
             stored = [
                 tuple(r)
-                for t in ("hands", "players_stored", "settlements", "divergences")
+                for t in ("hands", "players", "row_values", "settlements", "divergences")
                 for r in con.execute(f"SELECT * FROM {t}").fetchall()
             ]
             return stored + sorted(

@@ -12,7 +12,7 @@ from pipeline.ingest import sources
 from pipeline.verify import verify
 from tests.conftest import EXAMPLES, ROOT
 
-TABLES = ("hands", "players_stored", "settlements", "sitting_out", "divergences")
+TABLES = ("hands", "players", "row_values", "settlements", "sitting_out", "divergences")
 
 
 def _stored(database: Path) -> dict[str, list[tuple[object, ...]]]:
