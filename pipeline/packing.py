@@ -2,9 +2,10 @@
 
 Card codes take 6 bits (ten to a word), hand values 15 bits (four to a word), the
 first in the lowest bits. A Taiwanese player's 7 cards and 6 values fit in three
-words, a Chinese player's 13 cards and 3 values in three: DuckDB stores a BIGINT
-column for less than a third of what a fixed-size list of small integers costs it.
-The store's `rows` view reads them back (`unpacked_sql`).
+words, a Chinese player's 13 cards and 3 values in three. DuckDB stores words for
+less than fixed-size lists of small integers: the row values of 200,000 Taiwanese
+hands went in with 0.41 CPU-s as words, 0.70 as lists. The store's `rows` view reads
+them back (`unpacked_sql`).
 """
 
 from __future__ import annotations
