@@ -102,8 +102,15 @@ class Streets:
 
     def numbers(self) -> Ints:
         """Each street's place among its player's streets, from 0."""
-        first = self.firsts()
-        return np.arange(len(self)) - np.repeat(first, np.diff(np.r_[first, len(self)]))
+        return places_in_runs(self.player)
+
+
+def places_in_runs(keys: Ints) -> Ints:
+    """Each item's place (from 0) in the run of equal keys it belongs to (keys grouped)."""
+    if not len(keys):
+        return np.zeros(0, np.int64)
+    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return np.arange(len(keys)) - np.repeat(first, np.diff(np.r_[first, len(keys)]))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow.compute as pc
 
-from pipeline.batch import HandBatch
+from pipeline.batch import HandBatch, places_in_runs
 from pipeline.checks.findings import DivergenceCheck, Findings
 from pipeline.games import TAIWANESE, VARIANTS
 from pipeline.money import money_text
@@ -77,8 +77,7 @@ def _largest_group(batch: HandBatch, covered: Flags, n_players: Ints, findings: 
     stack = np.concatenate([players.stack_start[dealt], short_stack[at_floor]])
     order = np.lexsort((-stack, hand))
     hand, stack = hand[order], stack[order]
-    first = np.flatnonzero(np.r_[True, hand[1:] != hand[:-1]])
-    k = np.arange(len(hand)) - np.repeat(first, np.diff(np.r_[first, len(hand)])) + 1
+    k = places_in_runs(hand) + 1
     can = (k >= GAME.min_players) & (k <= GAME.max_players)
     can &= stack >= GAME.cover_points * (k - 1) * value[hand]
     largest = np.zeros(len(hands), dtype=np.int64)

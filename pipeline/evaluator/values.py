@@ -266,9 +266,8 @@ def parse_value(texts: npt.ArrayLike | pa.Array) -> npt.NDArray[np.int16]:
         if isinstance(texts, pa.Array | pa.ChunkedArray)
         else pa.array(np.asarray(texts, dtype=object).ravel(), pa.string())
     )
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
     if pa.types.is_dictionary(column.type):  # each distinct text looked up once
+        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
         found = pc.index_in(column.dictionary, value_set=_arrow_columns()[0]).take(column.indices)
     else:
         found = pc.index_in(column, value_set=_arrow_columns()[0])

@@ -329,12 +329,7 @@ def _columnar(
         keep = np.ones(len(lines), dtype=bool)
         keep[bad] = False
         table, lines = table.filter(pa.array(keep)), lines[keep]
-    table = table.cast(schema())
-    if not alone:  # every line as Arrow read it
-        whole = len(lines) == len(sources)
-        first, last = int(lines[0]), int(lines[-1]) + 1
-        return Decoded(table, sources[first:last], raws if whole else raws[first:last], [])
-    return concat(_in_order(table, lines, sorted(alone), sources, raws, one_by_one))
+    return concat(_in_order(table.cast(schema()), lines, sorted(alone), sources, raws, one_by_one))
 
 
 def _in_order(
@@ -346,15 +341,15 @@ def _in_order(
     one_by_one: Callable[[int, int], Decoded],
 ) -> list[Decoded]:
     """The rows Arrow read (`table`, from `lines`) and the lines read one by one
-    (`alone`), in the order of the lines."""
+    (`alone`), in the order of the lines. Raws are sliced only for part of the block (a
+    block's lines are split off its text only when asked for)."""
     parts, row = [], 0
     for lo, hi in [*alone, (len(sources), len(sources))]:
         until = int(np.searchsorted(lines, lo))
         if until > row:
             first, last = int(lines[row]), int(lines[until - 1]) + 1
-            parts.append(
-                Decoded(table.slice(row, until - row), sources[first:last], raws[first:last], [])
-            )
+            own = raws if (first, last) == (0, len(sources)) else raws[first:last]
+            parts.append(Decoded(table.slice(row, until - row), sources[first:last], own, []))
             row = until
         if lo < hi:
             parts.append(one_by_one(lo, hi))
@@ -389,9 +384,9 @@ def _text_amounts(given: pa.Schema) -> list[tuple[tuple[str, ...], str]]:
     canonical = pa.struct([f for f in schema() if f.name in given.names])
     shape = pa.struct([pa.field(f.name, given.field(f.name).type) for f in canonical])
     return [
-        (path, f"^(?:{(MONEY_TEXT if target.scale == MONEY_SCALE else RATE_TEXT).pattern})$")
-        for path, target, source in leaves(canonical, shape)
-        if _reads_text_as_decimal((path, target, source))
+        (leaf[0], f"^(?:{(MONEY_TEXT if leaf[1].scale == MONEY_SCALE else RATE_TEXT).pattern})$")
+        for leaf in leaves(canonical, shape)
+        if _reads_text_as_decimal(leaf)
     ]
 
 
