@@ -120,8 +120,8 @@ def _brackets_outside_strings(
     open at its end, and the backslashes it ends with."""
     quotes = (b == _QUOTE).view(np.uint8)  # 1 at each quote that opens or closes a string
     if b"\\" in chunk or scan.backslashes:
-        for q in np.flatnonzero(quotes).tolist():
-            quotes[q] = not _escaped(chunk, q, scan.backslashes)
+        at = np.flatnonzero(quotes)
+        quotes[at[_escaped(b, at, scan.backslashes)]] = 0  # escaped: neither opens nor closes
         trailing = len(chunk) - len(chunk.rstrip(b"\\"))
         scan.backslashes = trailing + (scan.backslashes if trailing == len(chunk) else 0)
     brackets = np.flatnonzero((b == 123) | (b == 125) | (b == 91) | (b == 93))  # {} []
@@ -173,12 +173,17 @@ def _only(chunk: bytes, scan: _Scan, at: int, allowed: bytes) -> bool:
     return not chunk[since:at].translate(None, allowed)
 
 
-def _escaped(chunk: bytes, at: int, carried: int) -> bool:
-    """Whether the quote at `at` follows an odd run of backslashes (some maybe at the end
-    of the chunk before)."""
-    run = 0
-    while at - run - 1 >= 0 and chunk[at - run - 1] == _BACKSLASH:
-        run += 1
-    if run == at:
-        run += carried
-    return run % 2 == 1
+def _escaped(
+    b: npt.NDArray[np.uint8], at: npt.NDArray[np.int64], carried: int
+) -> npt.NDArray[np.bool_]:
+    """Whether each byte at `at` in the chunk follows an odd run of backslashes (`carried`
+    of them at the end of the chunk before)."""
+    slashes = np.flatnonzero(b == _BACKSLASH)
+    after_carried = (at == 0) & (carried % 2 == 1)
+    if not len(slashes):
+        return after_carried
+    new = np.r_[True, np.diff(slashes) != 1]  # where each run of backslashes starts
+    firsts, lasts = slashes[new], slashes[np.r_[new[1:], True]]
+    runs = lasts - firsts + 1 + np.where(firsts == 0, carried, 0)
+    found = np.minimum(np.searchsorted(lasts, at - 1), len(lasts) - 1)
+    return ((lasts[found] == at - 1) & (runs[found] % 2 == 1)) | after_carried
