@@ -19,10 +19,10 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import __version__
+from pipeline.display import cell, for_terminal, spreadsheet_safe, visible
 from pipeline.errors import AuditError
 from pipeline.games import VARIANTS
 from pipeline.store import open_audit
@@ -39,11 +39,19 @@ class ReportError(AuditError):
 
 @dataclass(frozen=True)
 class ReportSpec:
+    """A report as its file's header comment describes it.
+
+    `total` names the columns of the report's total row and how each is formed; a
+    report with a total ends its result with that row, its first column empty.
+    `headline` is a sentence filled from the total row.
+    """
+
     name: str
     title: str
     question: str
     parameters: str
-    totals: tuple[str, ...]
+    total: dict[str, str]
+    headline: str
     sql: str
 
 
@@ -78,8 +86,8 @@ class Filters:
 
     def described(self) -> str:
         parts = [
-            f"table {self.table_id}" if self.table_id else "",
-            f"player {self.player_id}" if self.player_id else "",
+            f"table {visible(self.table_id)}" if self.table_id else "",
+            f"player {visible(self.player_id)}" if self.player_id else "",
             f"game {self.variant}" if self.variant else "",
         ]
         return ", ".join(p for p in parts if p) or "none"
@@ -105,28 +113,45 @@ class ReportResult:
             "version": f"handaudit {__version__}",
             "row_count": self.rows.num_rows,
             "totals": {k: _plain(v) for k, v in self.totals.items()},
+            **({"headline": self.headline()} if self.spec.headline else {}),
         }
+
+    def headline(self) -> str:
+        """The report's headline sentence, filled from its totals."""
+        return self.spec.headline.format_map({k: cell(v) for k, v in self.totals.items()})
 
 
 def catalog(sql_dir: Path = SQL_DIR) -> dict[str, ReportSpec]:
-    specs = {}
-    for path in sorted(sql_dir.glob("*.sql")):
-        text = path.read_text()
-        header: dict[str, str] = {}
-        for line in text.splitlines():
-            if not line.startswith("--"):
-                break
-            key, _, value = line[2:].strip().partition(":")
-            header[key.strip()] = value.strip()
-        specs[path.stem] = ReportSpec(
-            name=path.stem,
-            title=header.get("title", path.stem),
-            question=header.get("question", ""),
-            parameters=header.get("parameters", "none"),
-            totals=tuple(t.strip() for t in header.get("totals", "").split(",") if t.strip()),
-            sql=text,
-        )
-    return specs
+    return {path.stem: _spec(path.stem, path.read_text()) for path in sorted(sql_dir.glob("*.sql"))}
+
+
+def _spec(name: str, text: str) -> ReportSpec:
+    """The header comment: `-- key: value` lines, each continued by lines indented under it;
+    under `total`, each continuing line is `column: how its total is formed`."""
+    header: dict[str, list[str]] = {}
+    key = ""
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        body = line[2:]
+        if body.startswith("   ") and key:
+            header[key].append(body.strip())
+            continue
+        key, _, value = body.strip().partition(":")
+        header[key.strip()] = [value.strip()]
+    total = {}
+    for line in header.get("total", [])[1:]:
+        column, _, how = line.partition(":")
+        total[column.strip()] = how.strip()
+    return ReportSpec(
+        name=name,
+        title=" ".join(header.get("title", [name])),
+        question=" ".join(header.get("question", [])),
+        parameters=" ".join(header.get("parameters", ["none"])),
+        total=total,
+        headline=" ".join(header.get("headline", [])),
+        sql=text,
+    )
 
 
 def listing() -> str:
@@ -156,14 +181,27 @@ def run_report(db: Path, name: str, filters: Filters) -> ReportResult:
     start = filters.from_day or first
     end = filters.to_day or last
     period = f"{start} to {end} (UTC)" if start else "no hands in the audit"
-    totals = {
-        column: pc.sum(rows[column]).as_py()
-        for column in spec.totals
-        if column in rows.column_names
-    }
+    rows, totals = _split_total(spec, rows)
     return ReportResult(
         spec, filters, rows, period, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), totals
     )
+
+
+def _split_total(spec: ReportSpec, rows: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
+    """The report's rows, and its total row's columns that its header totals."""
+    if not spec.total:
+        return rows, {}
+    last = rows.num_rows - 1
+    if last < 0 or rows.column(0)[last].is_valid:
+        raise ReportError(
+            f"The report {spec.name} does not end with its total row (its first column empty), "
+            "as its header says."
+        )
+    total = rows.slice(last).to_pylist()[0]
+    unknown = sorted(set(spec.total) - set(total))
+    if unknown:
+        raise ReportError(f"The report {spec.name} totals columns it has not: {unknown}.")
+    return rows.slice(0, last), {column: total[column] for column in spec.total}
 
 
 def _plain(value: Any) -> Any:
@@ -189,22 +227,45 @@ def render_table(result: ReportResult) -> str:
         return "\n".join(lines)
     header = rows.column_names
     totals = None
-    if result.totals:
-        totals = ["total", *(result.totals.get(c, "") for c in header[1:])]
-    numeric = [
-        pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_floating(t)
-        for t in rows.schema.types
-    ]
+    if result.totals:  # only the columns whose total adds up; the header says how
+        totals = ["total", *(result.totals.get(c) for c in header[1:])]
+    numeric = [_is_numeric(t) for t in rows.schema.types]
     cells = [list(row.values()) for row in rows.to_pylist()]
     lines.append(text_table(header, cells, numeric=numeric, totals=totals))
+    if result.spec.headline:
+        lines += ["", result.headline()]
     return "\n".join(lines)
 
 
-def write_report(result: ReportResult, fmt: str, output: Path | None) -> str | None:
+def _is_numeric(kind: pa.DataType) -> bool:
+    return pa.types.is_integer(kind) or pa.types.is_decimal(kind) or pa.types.is_floating(kind)
+
+
+def csv_text(rows: pa.Table, *, raw: bool = False) -> str:
+    """The header and rows as CSV; unless `raw`, a text cell that a spreadsheet would read
+    as a formula gets a leading ' (numbers, negative amounts among them, stay numbers)."""
+    guard = [not raw and not _is_numeric(t) for t in rows.schema.types]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(rows.column_names)
+    for row in rows.to_pylist():
+        writer.writerow(
+            [
+                "" if v is None else spreadsheet_safe(str(_plain(v))) if g else _plain(v)
+                for v, g in zip(row.values(), guard, strict=True)
+            ]
+        )
+    return buffer.getvalue()
+
+
+def write_report(
+    result: ReportResult, fmt: str, output: Path | None, *, csv_raw: bool = False
+) -> str | None:
     """Write the report; returns the text for stdout when there is no output file.
 
-    CSV holds the header and rows only (the metadata goes to stderr); JSON wraps
-    the rows in an envelope with the metadata; Parquet keeps it as key-value metadata.
+    CSV holds the header and rows only (the metadata goes to stderr), its text cells
+    safe for spreadsheets unless `csv_raw`; JSON wraps the rows in an envelope with the
+    metadata; Parquet keeps it as key-value metadata. JSON and Parquet are exact data.
     """
     if fmt not in FORMATS:
         raise ReportError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}.")
@@ -223,20 +284,17 @@ def write_report(result: ReportResult, fmt: str, output: Path | None) -> str | N
         }
         text = json.dumps(envelope, indent=2) + "\n"
     else:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(result.rows.column_names)
-        for row in result.rows.to_pylist():
-            writer.writerow(["" if v is None else _plain(v) for v in row.values()])
-        text = buffer.getvalue()
+        text = csv_text(result.rows, raw=csv_raw)
         meta = result.metadata()
         print(
-            f"{meta['title']}; period {meta['period']}; filters: {meta['filters']}; "
-            f"generated {meta['generated_at']} by {meta['version']}; totals: "
-            f"{json.dumps(meta['totals'])}" + ("; No activity" if not meta["row_count"] else ""),
+            for_terminal(
+                f"{meta['title']}; period {meta['period']}; filters: {meta['filters']}; "
+                f"generated {meta['generated_at']} by {meta['version']}; totals: "
+                f"{json.dumps(meta['totals'])}" + ("; No activity" if not meta["row_count"] else "")
+            ),
             file=sys.stderr,
         )
     if output is None:
         return text
-    output.write_text(text)
+    output.write_text(text, encoding="utf-8")
     return None

@@ -1,7 +1,13 @@
 -- title: Fouls
 -- question: Per player, and per pair of players, how often did a setting foul, and how much money did each foul move? (Repeated fouls into one opponent are how chips are dumped.)
 -- parameters: from_day, to_day (UTC dates, inclusive), table_id, player_id, variant
--- totals:
+-- total: the last row, its player_id empty, is the whole result's:
+--   hands: distinct hands
+--   fouls: distinct hands in which a setting fouled
+--   foul_rate: fouls / hands
+--   money_moved_by_fouls: what fouling players paid to players who did not foul, each pair once
+-- columns: a player's row with opponent_id empty totals that player's pairs; each pair is a row of
+--   each of its two players.
 WITH chosen AS (
     SELECT p.hand_id, p.seat, p.player_id, p.fouled, h.variant
     FROM players p JOIN hands h USING (hand_id)
@@ -26,14 +32,14 @@ sides AS (  -- every pair seen from each of its two players; paid: what that pla
 )
 SELECT player_id,
        opponent_id,
-       any_value(variant) AS variant,
+       CASE WHEN grouping(player_id) = 0 THEN any_value(variant) END AS variant,
        count(DISTINCT hand_id) AS hands,
        count(DISTINCT hand_id) FILTER (WHERE fouled) AS fouls,
-       round(count(DISTINCT hand_id) FILTER (WHERE fouled) / count(DISTINCT hand_id), 4)
+       round(count(DISTINCT hand_id) FILTER (WHERE fouled) / nullif(count(DISTINCT hand_id), 0), 4)
            AS foul_rate,
        coalesce(sum(paid) FILTER (WHERE fouled AND NOT opponent_fouled), 0)::DECIMAL(18,2)
            AS money_moved_by_fouls
 FROM sides
 WHERE getvariable('player_id') IS NULL OR player_id = getvariable('player_id')
-GROUP BY GROUPING SETS ((player_id), (player_id, opponent_id))
-ORDER BY player_id, opponent_id NULLS FIRST
+GROUP BY GROUPING SETS ((player_id), (player_id, opponent_id), ())
+ORDER BY player_id NULLS LAST, opponent_id NULLS FIRST

@@ -1,7 +1,8 @@
 -- title: Jokers
 -- question: Per row and hand category, what did the jokers become, and how often?
 -- parameters: from_day, to_day (UTC dates, inclusive), table_id, player_id, variant
--- totals: times
+-- total: the last row, its row empty, is the whole result's:
+--   times: the sum of the rows (every joker substitute once)
 WITH substitutes AS (
     SELECT r."row", r.category, unnest(r.joker_as) AS became
     FROM rows r
@@ -16,5 +17,5 @@ WITH substitutes AS (
 )
 SELECT "row", category, became, count(*) AS times
 FROM substitutes
-GROUP BY "row", category, became
-ORDER BY list_position(['top', 'middle', 'bottom'], "row"), category, times DESC, became
+GROUP BY GROUPING SETS (("row", category, became), ())
+ORDER BY list_position(['top', 'middle', 'bottom'], "row") NULLS LAST, category, times DESC, became

@@ -181,7 +181,9 @@ def test_the_sql_files_run_from_duckdb_directly(clean_db: Path) -> None:
     with duckdb.connect(str(clean_db), read_only=True) as con:
         con.execute("SET VARIABLE table_id = 'T101001'")
         rows = con.sql(sql).fetchall()
-    assert rows and all(r[0] == "T101001" for r in rows)
+    *days, total = rows
+    assert days and all(r[0] == "T101001" for r in days)
+    assert total[0] is None and total[3] == sum(r[3] for r in days)  # the hands, in all
 
 
 def _png_pixels(path: Path) -> set[tuple[int, int, int]]:
