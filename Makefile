@@ -20,9 +20,10 @@ demo: $(STAMP)
 		--out audit || test $$? -eq 1
 	@echo
 	@echo "Top divergences:"
-	@$(BIN)/python -c "import duckdb; c = duckdb.connect('audit/audit.duckdb', read_only=True); \
-	[print(f'  {h}  {k:<14} {m}') for h, k, m in c.execute('SELECT hand_id, \"check\", message \
-	FROM divergences ORDER BY hand_id LIMIT 8').fetchall()]"
+	@$(BIN)/python -c "import duckdb; from pipeline.display import visible as v; \
+	c = duckdb.connect('audit/audit.duckdb', read_only=True); \
+	[print(f'  {v(h)}  {k:<14} {v(m)}') for h, k, m in c.execute('SELECT hand_id, \"check\", \
+	message FROM divergences ORDER BY hand_id LIMIT 8').fetchall()]"
 	@echo
 	@$(BIN)/handaudit report divergence_summary --db audit/audit.duckdb
 	@echo

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -13,6 +14,7 @@ import duckdb
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from pipeline.display import for_terminal
 from pipeline.errors import AuditError, ExitCode
 from pipeline.memory import keep_freed_memory
 
@@ -70,8 +72,13 @@ def exit_codes(after: str = "") -> Iterator[None]:
 
 
 def _fail(message: str, code: ExitCode) -> None:
-    typer.echo(f"handaudit: {message}", err=True)
+    say(f"handaudit: {message}", err=True)
     raise typer.Exit(int(code)) from None
+
+
+def say(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Words for a person: what input text they quote is shown visibly (`display`)."""
+    typer.echo(for_terminal(text), err=err, nl=nl)
 
 
 @app.callback(invoke_without_command=True)
@@ -100,7 +107,7 @@ def evaluate_command(
 
     with exit_codes(), cached_tables():
         report = evaluate_file(hands, limit=limit)
-    typer.echo(report.text)
+    say(report.text)
     raise typer.Exit(int(ExitCode.CLEAN if report.agree else ExitCode.FINDINGS))
 
 
@@ -164,7 +171,7 @@ def verify_command(
     """
     with exit_codes(f"; no audit was written (one already in {out} is unchanged)"):
         summary = _verify(inputs, out, parquet, workers, engine, master)
-    typer.echo(summary.text())
+    say(summary.text())
     raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
 
 
@@ -199,7 +206,7 @@ def explain_command(
     from pipeline.explain import explain
 
     with exit_codes():
-        typer.echo(explain(db, hand_id))
+        say(explain(db, hand_id))
 
 
 @command("generate", cls=_Command)
@@ -259,7 +266,7 @@ def generate_command(
     listed = (
         f"; {result.faults} faults listed in {result.faults_path}" if result.faults_path else ""
     )
-    typer.echo(f"wrote {result.hands:,} hands to {result.path}{listed or ''}", err=True)
+    say(f"wrote {result.hands:,} hands to {result.path}{listed or ''}", err=True)
 
 
 @command("report", cls=_Command)
@@ -298,25 +305,36 @@ def report_command(
         ),
     ] = None,
     list_reports: Annotated[bool, typer.Option("--list", help="Name every report.")] = False,
+    csv_raw: Annotated[
+        bool, typer.Option("--csv-raw", help="CSV cells as stored (no ' before = + - @).")
+    ] = False,
 ) -> None:
     """Run a named SQL report from sql/, or write the HTML audit report."""
     from pipeline import reports
 
     with exit_codes():
         if list_reports or name is None:
-            typer.echo(reports.listing())
+            say(reports.listing())
         elif name == "audit":
             from pipeline.html_report import audit_report
 
             if html_file is None:
                 raise reports.ReportError("The audit report is HTML: give --html FILE.")
             audit_report(db, html_file)
-            typer.echo(f"wrote {html_file}", err=True)
+            say(f"wrote {html_file}", err=True)
         else:
             filters = reports.Filters.parse(from_day, to_day, table, player, variant)
-            text = reports.write_report(reports.run_report(db, name, filters), fmt, output)
-            if text is not None:
-                typer.echo(text, nl=False)
+            result = reports.run_report(db, name, filters)
+            _show(reports.write_report(result, fmt, output, csv_raw=csv_raw), fmt)
+
+
+def _show(text: str | None, fmt: str) -> None:
+    """A report on stdout: for a person (a table, or anything on a terminal) made visible;
+    for a pipe or a file, exact data."""
+    if text is not None and (fmt == "table" or sys.stdout.isatty()):
+        say(text, nl=False)
+    elif text is not None:
+        typer.echo(text, nl=False)
 
 
 def main() -> None:

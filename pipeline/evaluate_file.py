@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.cards import format_cards, parse
+from pipeline.display import visible
 from pipeline.errors import AuditError
 from pipeline.evaluator import value_label, value_text
 from pipeline.games import TAIWANESE_JOKERS as GAME  # plain Taiwanese: no joker held
@@ -86,14 +87,20 @@ def evaluate_file(path: Path, limit: int) -> EvaluationReport:
             boards_text = "  ".join(
                 f"board {b + 1} {' '.join(x)}" for b, x in enumerate(h["boards"])
             )
-            lines.append(f"\n{h['hand_id']} ({h['variant']}): {boards_text}")
+            lines.append(
+                f"\n{visible(str(h['hand_id']))} ({visible(str(h['variant']))}): {boards_text}"
+            )
         for b in range(GAME.boards):
             for r, row in enumerate(GAME.row_names):
                 want = recorded.get((b + 1, row))
                 checked += want is not None
                 differ += want is not None and want != texts[k, b, r]
                 if i < limit:
-                    mark = f"  <- recorded {want}" if want not in (None, texts[k, b, r]) else ""
+                    mark = (
+                        f"  <- recorded {visible(str(want))}"
+                        if want not in (None, texts[k, b, r])
+                        else ""
+                    )
                     joker = [c for c in subs[k, b, r] if c]
                     as_text = f" (JK={','.join(joker)})" if joker else ""
                     lines.append(

@@ -9,6 +9,7 @@ from typing import Any
 
 import duckdb
 
+from pipeline.display import quoted, visible
 from pipeline.errors import AuditError
 from pipeline.evaluator import parse_value
 from pipeline.games import ROW_NAMES
@@ -49,9 +50,10 @@ def _not_audited(con: duckdb.DuckDBPyConnection, db: Path, hand_id: str) -> str:
         'SELECT "check", message FROM quarantine WHERE hand_id = ?', [hand_id]
     ).fetchall()
     if not quarantined:
-        raise ExplainError(f"The hand {hand_id} is not in {db}.")
+        raise ExplainError(f"The hand {quoted(hand_id)} is not in {db}.")
     return "\n".join(
-        [f"{hand_id} was quarantined, not audited:"] + [f"  {c}: {m}" for c, m in quarantined]
+        [f"{visible(hand_id)} was quarantined, not audited:"]
+        + [f"  {c}: {visible(m)}" for c, m in quarantined]
     )
 
 
@@ -66,10 +68,10 @@ def _heading(hand_id: str, hand: tuple[Any, ...]) -> str:
     table_id, hand_no, started, variant, point_value, rate, cap = hand[:7]
     boards = "  ".join(f"Board {b + 1}: {cards}" for b, cards in enumerate(hand[10:]) if cards)
     return (
-        f"### {hand_id} ({variant}, {point_value} per point, rake {_rate_text(rate)} "
+        f"### {visible(hand_id)} ({variant}, {point_value} per point, rake {_rate_text(rate)} "
         f"capped at {cap})\n"
-        f"table {table_id}, hand {hand_no}, {started:%Y-%m-%d %H:%M:%S} UTC, from {hand[9]}"
-        + (f"\n\n{boards}" if boards else "")
+        f"table {visible(table_id)}, hand {hand_no}, {started:%Y-%m-%d %H:%M:%S} UTC, "
+        f"from {visible(hand[9])}" + (f"\n\n{boards}" if boards else "")
     )
 
 
@@ -266,4 +268,4 @@ def _divergences(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
     ).fetchall()
     if not found:
         return "No divergence: every recorded outcome of this hand is right."
-    return "\n".join([f"Divergences ({len(found)}):"] + [f"  {c}: {m}" for c, m in found])
+    return "\n".join([f"Divergences ({len(found)}):"] + [f"  {c}: {visible(m)}" for c, m in found])

@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from pipeline.columns import Leaf, map_leaves
+from pipeline.display import FORBIDDEN_IN_IDENTIFIERS
 from pipeline.games import HOME_RUN_NAMES, ROW_NAMES, SEATS, VARIANTS
 from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
 
@@ -150,6 +151,25 @@ Timestamp = Annotated[
         {"type": "string", "format": "date-time", "pattern": f"^{TIMESTAMP_TEXT.pattern}$"}
     ),
 ]
+# An id that holds a control or bidirectional character is quarantined by ingest's
+# `identifier` rule (its own check, so not a model constraint); the JSON Schema says so.
+IDENTIFIER_PATTERN = (
+    "^[^"
+    + "".join(f"\\u{ord(c):04x}" if c != "-" else "-" for c in FORBIDDEN_IN_IDENTIFIERS)
+    + "]*$"
+)
+Identifier = Annotated[
+    str,
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": IDENTIFIER_PATTERN,
+            "description": "An id: any text without control characters (C0, DEL, C1) or "
+            "bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069); a record "
+            "whose id holds one is quarantined with check `identifier`",
+        }
+    ),
+]
 Card = str  # parsed over whole columns by pipeline.cards: a bad card is a `card` finding
 Board = Annotated[list[Card], _exactly(BOARD_SIZE, "cards on a board")]
 Seat = Annotated[int, Field(ge=1, le=SEATS)]
@@ -179,7 +199,7 @@ class PairSettlement(Record):
 
 class SittingOut(Record):
     seat: Seat
-    player_id: str
+    player_id: Identifier
     stack: Annotated[Money, Field(ge=0)]
     reason: Literal["short", "timeout", "away"]
 
@@ -196,7 +216,7 @@ class Street(Record):
 
 class Player(Record):
     seat: Seat
-    player_id: str
+    player_id: Identifier
     stack_start: Annotated[Money, Field(ge=0)]
     add_on: Annotated[Money, Field(ge=0)] | None = None  # none: 0
     cards: list[Card] | None = None
@@ -219,8 +239,8 @@ class Player(Record):
 
 
 class Hand(Record):
-    hand_id: str
-    table_id: str
+    hand_id: Identifier
+    table_id: Identifier
     hand_no: int
     started_at: Timestamp
     variant: VariantName  # type: ignore[valid-type]

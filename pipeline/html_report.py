@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import __version__
+from pipeline.display import cell, is_number
 from pipeline.explain import explain
 from pipeline.reports import ReportError
 from pipeline.store import open_audit
-from pipeline.text_table import cell, is_number
 
 RECORDED_COLOR = "#2b6cb0"
 RECOMPUTED_COLOR = "#dd6b20"

@@ -11,14 +11,17 @@ from rich.console import Console
 from rich.progress import Progress as Bar
 from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from pipeline.display import visible
+
 
 class Progress:
-    def __init__(self, stream: TextIO = sys.stderr, enabled: bool | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None) -> None:
+        stream = stream or sys.stderr  # the one of the moment, not of import
         self.enabled = stream.isatty() if enabled is None else enabled
         self.started = time.perf_counter()
         self._bar = Bar(
             SpinnerColumn(),
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             TimeElapsedColumn(),
             console=Console(file=stream),
             transient=True,
@@ -33,7 +36,7 @@ class Progress:
     def update(self, *, read: int, verified: int, file: str = "") -> None:
         """Say how far the run is: records read so far, and the rate of verified hands."""
         rate = verified / max(self.seconds, 1e-9)
-        where = f"{file}: " if file else ""
+        where = f"{visible(file)}: " if file else ""
         self._bar.update(
             self._task, description=f"{where}{read:,} records read, {rate:,.0f} hands/s"
         )

@@ -1,29 +1,17 @@
-"""Tables for people: Markdown pipe tables drawn by rich (a terminal, a ticket, a diff), and
-the text of one cell, shared with the HTML report."""
+"""Tables for people: Markdown pipe tables drawn by rich (a terminal, a ticket, a diff); each
+cell's text is `display.cell`'s, drawn as plain text (never read as markup)."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-from datetime import date, datetime
-from decimal import Decimal
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-
-def cell(value: object) -> str:
-    """A value as a person reads it: nothing for null, dates in ISO form, exact decimals."""
-    if value is None:
-        return ""
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return str(value)
-
-
-def is_number(value: object) -> bool:
-    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+from pipeline.display import cell, is_number
 
 
 def text_table(
@@ -44,13 +32,16 @@ def text_table(
     table = Table(box=box.MARKDOWN, show_footer=totals is not None, highlight=False)
     for i, name in enumerate(header):
         table.add_column(
-            name,
+            Text(cell(name)),
             justify="right" if numeric[i] else "left",
-            footer=cell(totals[i]) if totals is not None else "",
+            footer=Text(cell(totals[i])) if totals is not None else "",
             no_wrap=True,
         )
     for row in rows:
-        table.add_row(*(cell(v) for v in row))
+        table.add_row(*(Text(cell(v)) for v in row))
     out = io.StringIO()
-    Console(file=out, width=100_000, color_system=None, highlight=False).print(table)
+    console = Console(
+        file=out, width=100_000, color_system=None, highlight=False, markup=False, emoji=False
+    )
+    console.print(table)
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines() if line.strip())

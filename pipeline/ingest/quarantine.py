@@ -11,6 +11,7 @@ class QuarantineCheck(StrEnum):
 
     unreadable = "unreadable"
     schema = "schema"
+    identifier = "identifier"
     players = "players"
     card = "card"
     joker = "joker"

@@ -23,6 +23,7 @@ from pipeline.games.chinese import DECLARATIONS, DEFAULT_SURRENDER_POINTS, NATUR
 from pipeline.hand_history import Hand
 from pipeline.ingest.decode import Decoded, schema_message
 from pipeline.ingest.game_rules import GAMES, RULES, HandCards
+from pipeline.ingest.identifiers import identifier_rule
 from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 from pipeline.ingest.schema_layer import schema_suspects
 
@@ -98,11 +99,13 @@ def _game_fails(
     cards: HandCards,
     quarantined: list[Quarantined],
 ) -> Flags:
-    """Which records break a game rule; each is quarantined by the first it breaks."""
+    """Which records break an identifier or game rule; each is quarantined by the first it
+    breaks."""
     failed = np.zeros(table.num_rows, dtype=bool)
     hand_ids = table["hand_id"]
-    for check, rule in RULES:
-        verdict = rule(cards)
+    verdicts = [(QuarantineCheck.identifier, identifier_rule(table))]
+    verdicts += [(check, rule(cards)) for check, rule in RULES]
+    for check, verdict in verdicts:
         for j in np.flatnonzero(verdict.failed & ~failed):
             hand_id, why = hand_ids[int(j)].as_py(), verdict.why(int(j))
             quarantined.append(_reject(decoded, int(keep[j]), hand_id, check, why, True))
