@@ -19,7 +19,7 @@ from pipeline.errors import AuditError, ExitCode
 from pipeline.memory import keep_freed_memory
 
 if TYPE_CHECKING:
-    from pipeline.verify import RunSummary
+    from pipeline.run import RunSummary
 
 HELP = "Audit Taiwanese Poker hand histories: re-evaluate, re-settle, flag every divergence."
 
@@ -116,16 +116,55 @@ class Engine(StrEnum):
     spark = "spark"
 
 
+# The options of `verify` that take many words to say.
+DEFAULT_WORKERS = min(os.cpu_count() or 1, 4)
+Inputs = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="INPUT...",
+        help="Hand-history files or directories (JSON, JSON Lines, .gz, Parquet); "
+        "with --engine spark, any path Spark reads (s3a://, hdfs://, ...).",
+    ),
+]
+Workers = Annotated[
+    int,
+    typer.Option(
+        "--workers",
+        metavar="N",
+        min=1,
+        help="Blocks audited side by side (threads); the output does not depend on it.",
+    ),
+]
+EngineOption = Annotated[
+    Engine,
+    typer.Option(
+        "--engine",
+        help="local: this process. spark: Apache Spark (the spark extra, and Java 17+), "
+        "the same rows.",
+    ),
+]
+Master = Annotated[
+    str | None,
+    typer.Option(
+        "--master",
+        metavar="URL",
+        help="Spark's master, with --engine spark (by default spark-submit's, or "
+        "local[*] on this machine).",
+    ),
+]
+Append = Annotated[
+    bool,
+    typer.Option(
+        "--append",
+        help="Add the inputs to the audit in DIR (files already audited are skipped): "
+        "the audit of one run over everything so far.",
+    ),
+]
+
+
 @command("verify", cls=_Command)
 def verify_command(
-    inputs: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="INPUT...",
-            help="Hand-history files or directories (JSON, JSON Lines, .gz, Parquet); "
-            "with --engine spark, any path Spark reads (s3a://, hdfs://, ...).",
-        ),
-    ],
+    inputs: Inputs,
     out: Annotated[
         str,
         typer.Option(
@@ -137,49 +176,39 @@ def verify_command(
     parquet: Annotated[
         bool, typer.Option("--parquet", help="Also write each table as Parquet in OUT/parquet/.")
     ] = False,
-    workers: Annotated[
-        int,
-        typer.Option(
-            "--workers",
-            metavar="N",
-            min=1,
-            help="Blocks audited side by side (threads); the output does not depend on it.",
-        ),
-    ] = min(os.cpu_count() or 1, 4),
-    engine: Annotated[
-        Engine,
-        typer.Option(
-            "--engine",
-            help="local: this process. spark: Apache Spark (the spark extra, and Java 17+), "
-            "the same rows.",
-        ),
-    ] = Engine.local,
-    master: Annotated[
-        str | None,
-        typer.Option(
-            "--master",
-            metavar="URL",
-            help="Spark's master, with --engine spark (by default spark-submit's, or "
-            "local[*] on this machine).",
-        ),
-    ] = None,
+    workers: Workers = DEFAULT_WORKERS,
+    engine: EngineOption = Engine.local,
+    master: Master = None,
+    append: Append = False,
 ) -> None:
     """Ingest, re-evaluate, re-settle and compare; write the audit database.
 
     Exit 0 when nothing diverged, 1 when anything diverged or was quarantined,
     2 when the audit could not run.
     """
-    with exit_codes(f"; no audit was written (one already in {out} is unchanged)"):
-        summary = _verify(inputs, out, parquet, workers, engine, master)
+    kept = "the audit in it is unchanged" if append else "one already in it is unchanged"
+    with exit_codes(f"; nothing was written to {out} ({kept})"):
+        summary = _verify(inputs, out, parquet, workers, engine, master, append)
     say(summary.text())
     raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
 
 
 def _verify(
-    inputs: list[str], out: str, parquet: bool, workers: int, engine: Engine, master: str | None
+    inputs: list[str],
+    out: str,
+    parquet: bool,
+    workers: int,
+    engine: Engine,
+    master: str | None,
+    append: bool,
 ) -> RunSummary:
     from pipeline.progress import Progress
 
+    if engine is Engine.spark and append:
+        raise AuditError(
+            "--append is not supported with --engine spark yet: append with the local "
+            "engine, or audit every input again with Spark into a new --out."
+        )
     if engine is Engine.spark:
         from pipeline.spark.session import require_spark
 
@@ -192,7 +221,9 @@ def _verify(
 
     arrow_without_pandas()
     local = [Path(i) for i in inputs]
-    return verify(local, Path(out), parquet=parquet, progress=Progress(), workers=workers)
+    return verify(
+        local, Path(out), parquet=parquet, progress=Progress(), workers=workers, append=append
+    )
 
 
 @command("explain", cls=_Command)

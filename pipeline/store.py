@@ -15,12 +15,15 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipeline import __version__
 from pipeline.batch import STREET_PARTS
 from pipeline.cards import CANONICAL
+from pipeline.checks.table import QUARANTINE_APPEARANCES
 from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
 from pipeline.games import LAYOUTS, Variant
 from pipeline.ingest.quarantine import Quarantined
+from pipeline.ledger import SCHEMA_VERSION
 from pipeline.packing import CARDS, VALUES
 from pipeline.stages import NO_STAGES, Stages
 
@@ -88,12 +91,30 @@ TABLES: dict[str, str] = {
         hand_id VARCHAR, seat BIGINT, streets INTEGER, placements UINTEGER[]""",
     "quarantine": """
         source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR""",
+    # The players of quarantined records as far as their JSON reads, for the table rules
+    # (`checks.table.QUARANTINE_APPEARANCES` derives them from `quarantine`).
+    "quarantine_appearances": f"""
+        table_id VARCHAR, hand_no BIGINT, hand_id VARCHAR, started_at TIMESTAMPTZ,
+        player_id VARCHAR, seat BIGINT, stack_start {MONEY}, add_on {MONEY},
+        stack_end {MONEY}, timed_out BOOLEAN""",
     "runs": """
-        run_id VARCHAR, version VARCHAR, inputs VARCHAR[], started_at TIMESTAMPTZ,
-        finished_at TIMESTAMPTZ, records_read BIGINT, verified BIGINT, quarantined BIGINT,
-        hands_diverged BIGINT, divergences BIGINT, rake_total DECIMAL(18,2),
-        recorded_rake_total DECIMAL(18,2), seconds DOUBLE""",
+        run_id VARCHAR, version VARCHAR, mode VARCHAR, inputs VARCHAR[],
+        input_digests VARCHAR[], files_skipped BIGINT, hands_already_audited BIGINT,
+        started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, records_read BIGINT,
+        verified BIGINT, quarantined BIGINT, hands_diverged BIGINT, divergences BIGINT,
+        rake_total DECIMAL(18,2), recorded_rake_total DECIMAL(18,2), seconds DOUBLE""",
+    # The version of these tables (`ledger.SCHEMA_VERSION`), for an append to check.
+    "audit_info": "schema_version INTEGER, written_by VARCHAR",
 }
+
+# A repeated hand's quarantine row names the record that was audited (rows after
+# `after` in the quarantine, by DuckDB's rowid: those of the run being stored).
+NAME_AUDITED_RECORDS = """
+UPDATE quarantine SET message = message || ': the one from ' || h.source
+FROM hands h
+WHERE quarantine.hand_id = h.hand_id AND quarantine."check" = 'duplicate_hand'
+  AND quarantine.rowid > {after}
+"""
 
 
 # The text of each card code, for the view to spell the stored codes.
@@ -230,6 +251,9 @@ class AuditStore:
         self._inserting: dict[str, Future[None]] = {}
         self._cursors: dict[str, duckdb.DuckDBPyConnection] = {}
         self.append("hand_values", hand_values())
+        self.con.execute(
+            "INSERT INTO audit_info VALUES (?, ?)", [SCHEMA_VERSION, f"handaudit {__version__}"]
+        )
         self.con.execute(ROWS_VIEW)
         self.con.execute(STREETS_VIEW)
 
@@ -283,14 +307,19 @@ class AuditStore:
 
     def commit(self, parquet: bool = False) -> Path:
         """Write what is buffered, close, and atomically replace the previous audit."""
+        self.finish(parquet)
+        os.replace(self.partial, self.final)
+        return self.final
+
+    def finish(self, parquet: bool = False) -> Path:
+        """Write what is buffered and close; the database stays where it was written."""
         self.flush()
         self.con.execute("CHECKPOINT")
         if parquet:
             self._write_parquet()
         self._close()
         shutil.rmtree(self.out_dir / f".duckdb-tmp.{os.getpid()}", ignore_errors=True)
-        os.replace(self.partial, self.final)
-        return self.final
+        return self.partial
 
     def _write_parquet(self) -> None:
         target = self.out_dir / "parquet"
@@ -340,6 +369,8 @@ def load_parquet_audit(out_dir: Path, parquet_dir: Path) -> Path:
                 "FROM read_parquet(?, hive_partitioning = true)",
                 [f"{files}/**/*.parquet"],
             )
+        store.con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
+        store.con.execute(NAME_AUDITED_RECORDS.format(after=-1))
         return store.commit()
     except BaseException:
         store.discard()

@@ -23,49 +23,131 @@ class Store(Protocol):
     def query(self, sql: str, *params: object) -> list[tuple[object, ...]]: ...
 
 
-# Every appearance of a player at a table: the verified hands, and the players of
-# quarantined records as far as their JSON can be read.
-_APPEARANCES = """
-CREATE OR REPLACE TEMP TABLE appearances AS
+# The players of quarantined records as far as their JSON can be read, kept beside the
+# quarantine (derived once, when the records are stored) so that the rules need not
+# parse the quarantine again at every run over the audit.
+QUARANTINE_APPEARANCES = """
+INSERT INTO quarantine_appearances
 WITH quarantined AS (
     SELECT hand_id, raw::JSON AS record
-    FROM quarantine
+    FROM {source}
     WHERE hand_id IS NOT NULL AND json_valid(raw) AND "check" <> 'duplicate_hand'
-      AND hand_id NOT IN (SELECT hand_id FROM hands)
 ),
-quarantined_players AS (
+players AS (
     SELECT q.hand_id,
            json_extract_string(q.record, '$.table_id') AS table_id,
            TRY_CAST(json_extract_string(q.record, '$.hand_no') AS BIGINT) AS hand_no,
+           TRY_CAST(json_extract_string(q.record, '$.started_at') AS TIMESTAMPTZ) AS started_at,
            unnest(json_extract(q.record, '$.players[*]')) AS player
     FROM quarantined q
 )
-SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
-       p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
-       FALSE AS quarantined
-FROM players p JOIN hands h USING (hand_id)
-UNION ALL
-SELECT table_id, hand_no, hand_id, NULL, NULL,
-       json_extract_string(player, '$.player_id'),
-       TRY_CAST(json_extract_string(player, '$.seat') AS BIGINT),
-       TRY_CAST(json_extract_string(player, '$.stack_start') AS DECIMAL(18,2)),
-       coalesce(TRY_CAST(json_extract_string(player, '$.add_on') AS DECIMAL(18,2)), 0),
-       TRY_CAST(json_extract_string(player, '$.stack_end') AS DECIMAL(18,2)),
-       coalesce(TRY_CAST(json_extract_string(player, '$.timed_out') AS BOOLEAN), FALSE),
-       TRUE
-FROM quarantined_players
+SELECT table_id, hand_no, hand_id, started_at,
+       json_extract_string(player, '$.player_id') AS player_id,
+       TRY_CAST(json_extract_string(player, '$.seat') AS BIGINT) AS seat,
+       TRY_CAST(json_extract_string(player, '$.stack_start') AS DECIMAL(18,2)) AS stack_start,
+       coalesce(TRY_CAST(json_extract_string(player, '$.add_on') AS DECIMAL(18,2)), 0) AS add_on,
+       TRY_CAST(json_extract_string(player, '$.stack_end') AS DECIMAL(18,2)) AS stack_end,
+       coalesce(TRY_CAST(json_extract_string(player, '$.timed_out') AS BOOLEAN), FALSE)
+           AS timed_out
+FROM players
 WHERE table_id IS NOT NULL AND hand_no IS NOT NULL
+"""
+
+# Which tables the rules judge, and from which hand number on (`scope`: from_no NULL is
+# the whole table). A table's hands before from_no are not judged again; the last of
+# them, and each player's last appearance before it, are read as what came before.
+_SCOPE_ALL = """
+CREATE OR REPLACE TEMP TABLE scope AS
+SELECT DISTINCT table_id, NULL::BIGINT AS from_no FROM hands
+UNION SELECT DISTINCT table_id, NULL::BIGINT FROM quarantine_appearances
+"""
+
+# The hands of the scope's tables, verified and quarantined (a quarantined record whose
+# id was verified elsewhere is left out); `judged` from from_no on, and the last hand
+# before it kept as the one the first judged hand follows.
+_TABLE_HANDS = """
+CREATE OR REPLACE TEMP TABLE table_hands AS
+WITH every AS (
+    SELECT table_id, hand_no, hand_id, started_at, FALSE AS quarantined
+    FROM hands WHERE table_id IN (SELECT table_id FROM scope)
+    UNION ALL
+    SELECT DISTINCT table_id, hand_no, hand_id, started_at, TRUE
+    FROM quarantine_appearances
+    WHERE table_id IN (SELECT table_id FROM scope)
+      AND hand_id NOT IN (SELECT hand_id FROM hands)
+),
+marked AS (
+    SELECT e.*, s.from_no IS NULL OR e.hand_no >= s.from_no AS judged
+    FROM every e JOIN scope s USING (table_id)
+)
+SELECT * FROM marked WHERE judged
+UNION ALL
+SELECT * FROM marked WHERE NOT judged
+QUALIFY row_number() OVER (PARTITION BY table_id ORDER BY hand_no DESC, hand_id DESC) = 1
+"""
+
+# Every appearance of a player at the hands above, and, for a player judged from
+# from_no on, their last appearance before it (verified or quarantined, and verified
+# alone: Fantasyland reads the verified hands).
+_APPEARANCES = """
+CREATE OR REPLACE TEMP TABLE appearances AS
+WITH near AS (
+    SELECT t.table_id, t.hand_no, t.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
+           p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
+           FALSE AS quarantined, t.judged
+    FROM table_hands t JOIN players p USING (hand_id) JOIN hands h USING (hand_id)
+    WHERE NOT t.quarantined
+    UNION ALL
+    SELECT t.table_id, t.hand_no, t.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
+           q.add_on, q.stack_end, q.timed_out, TRUE, t.judged
+    FROM table_hands t JOIN quarantine_appearances q USING (hand_id)
+    WHERE t.quarantined
+),
+judged_players AS (
+    SELECT DISTINCT n.table_id, n.player_id, s.from_no
+    FROM near n JOIN scope s USING (table_id)
+    WHERE n.judged AND s.from_no IS NOT NULL
+),
+earlier AS (  -- appearances before the hands above, of the players judged (none in a whole run)
+    SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
+           p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
+           FALSE AS quarantined
+    FROM players p JOIN hands h USING (hand_id)
+    JOIN judged_players j ON j.table_id = h.table_id AND j.player_id = p.player_id
+    WHERE h.hand_no < j.from_no AND h.hand_id NOT IN (SELECT hand_id FROM table_hands)
+    UNION ALL
+    SELECT q.table_id, q.hand_no, q.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
+           q.add_on, q.stack_end, q.timed_out, TRUE
+    FROM quarantine_appearances q
+    JOIN judged_players j ON j.table_id = q.table_id AND j.player_id = q.player_id
+    WHERE q.hand_no < j.from_no AND q.hand_id NOT IN (SELECT hand_id FROM table_hands)
+      AND q.hand_id NOT IN (SELECT hand_id FROM hands)
+),
+last_earlier AS (
+    SELECT * FROM earlier
+    QUALIFY row_number() OVER (PARTITION BY table_id, player_id
+                               ORDER BY hand_no DESC, hand_id DESC) = 1
+    UNION ALL
+    SELECT * FROM earlier WHERE NOT quarantined
+    QUALIFY row_number() OVER (PARTITION BY table_id, player_id
+                               ORDER BY hand_no DESC, hand_id DESC) = 1
+)
+SELECT * FROM near
+UNION
+SELECT *, FALSE FROM last_earlier
 """
 
 # The hands of each table in order, verified and quarantined, with the next one.
 _SEQUENCE = """
 CREATE OR REPLACE TEMP TABLE sequence AS
-SELECT table_id, hand_no, hand_id, quarantined,
+SELECT table_id, hand_no, hand_id, quarantined, judged,
        lead(hand_id) OVER w AS next_hand_id,
        lead(quarantined) OVER w AS next_quarantined
-FROM (SELECT table_id, hand_no, hand_id, FALSE AS quarantined FROM hands
+FROM (SELECT table_id, hand_no, hand_id, FALSE AS quarantined, judged FROM table_hands
+      WHERE NOT quarantined
       UNION ALL  -- every verified hand has players; the quarantined ones read with some
-      SELECT DISTINCT table_id, hand_no, hand_id, TRUE FROM appearances WHERE quarantined)
+      SELECT DISTINCT table_id, hand_no, hand_id, TRUE, judged FROM appearances
+      WHERE quarantined AND hand_id IN (SELECT hand_id FROM table_hands))
 WINDOW w AS (PARTITION BY table_id ORDER BY hand_no, hand_id)
 """
 
@@ -76,9 +158,9 @@ SELECT hand_id, table_id, seat, player_id, point_value, stack_start, add_on, qua
        lag(stack_end) OVER w AS previous_end,
        lag(hand_id) OVER w AS previous_hand,
        lag(quarantined) OVER w AS previous_quarantined
-FROM appearances
+FROM (SELECT DISTINCT * FROM appearances)
 WINDOW w AS (PARTITION BY table_id, player_id ORDER BY hand_no, hand_id)
-QUALIFY NOT quarantined AND previous_end IS NOT NULL
+QUALIFY judged AND NOT quarantined AND previous_end IS NOT NULL
     AND (previous_end < {GAME.floor_points} * point_value OR stack_start <> previous_end + add_on)
 """
 
@@ -121,7 +203,7 @@ TIMEOUT = _insert(
     FROM appearances a
     JOIN sequence s ON s.hand_id = a.hand_id AND s.table_id = a.table_id
     JOIN appearances n ON n.hand_id = s.next_hand_id AND n.player_id = a.player_id
-    WHERE a.timed_out AND NOT n.quarantined
+    WHERE a.timed_out AND NOT n.quarantined AND n.judged
 """,
 )
 
@@ -146,22 +228,26 @@ CONTINUITY = _insert(
 HAND_NUMBERS = _insert(
     "hand_no",
     """
-    WITH numbered AS (  -- verified hands, and quarantined ones whose number can be read
-        SELECT hand_id, table_id, hand_no, started_at, FALSE AS quarantined FROM hands
-        UNION ALL
-        SELECT q.hand_id, s.table_id, s.hand_no,
-               TRY_CAST(json_extract_string(q.raw, '$.started_at') AS TIMESTAMPTZ), TRUE
-        FROM quarantine q JOIN (SELECT DISTINCT hand_id, table_id, hand_no FROM sequence
-                                WHERE quarantined) s USING (hand_id)
+    WITH numbered AS (  -- verified hands, and quarantined ones read with players
+        SELECT hand_id, table_id, hand_no, started_at, judged FROM table_hands
+        WHERE NOT quarantined OR hand_id IN (SELECT hand_id FROM sequence WHERE quarantined)
+    ),
+    before AS (  -- the latest start of a table's hands before the judged ones
+        SELECT table_id, max(started_at) AS latest FROM table_hands_before GROUP BY table_id
     ),
     ordered AS (
-        SELECT hand_id, table_id, hand_no, started_at, quarantined,
+        SELECT hand_id, table_id, hand_no, started_at, judged,
                lag(hand_id) OVER w AS previous_hand,
                lag(hand_no) OVER w AS previous_no,
                max(started_at) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-                   AS latest_before
+                   AS latest_in_window
         FROM numbered
         WINDOW w AS (PARTITION BY table_id ORDER BY hand_no, started_at, hand_id)
+    ),
+    judged AS (
+        SELECT o.*, greatest(o.latest_in_window, b.latest) AS latest_before
+        FROM ordered o LEFT JOIN before b USING (table_id)
+        WHERE o.judged
     )
     SELECT hand_id, table_id, NULL::BIGINT AS seat,
            CASE WHEN hand_no = previous_no THEN 'a number of its own'
@@ -173,7 +259,7 @@ HAND_NUMBERS = _insert(
                 ELSE format('hand number {} started at {}, before an earlier-numbered hand '
                             'of the table (started {})', hand_no, started_at, latest_before)
            END AS message
-    FROM ordered
+    FROM judged
     WHERE hand_no = previous_no OR started_at < latest_before
 """,
 )
@@ -186,21 +272,23 @@ FANTASYLAND = _insert(
     "fantasyland",
     """
     WITH open AS (
-        SELECT h.table_id, h.hand_no, h.hand_id, p.seat, p.player_id, p.fantasyland,
-               p.fantasyland_next, p.fantasyland_cards, p.cards_dealt, p.timed_out
-        FROM players p JOIN hands h USING (hand_id)
-        WHERE p.fantasyland IS NOT NULL
+        SELECT a.table_id, a.hand_no, a.hand_id, p.seat, p.player_id, p.fantasyland,
+               p.fantasyland_next, p.fantasyland_cards, p.cards_dealt, p.timed_out, a.judged
+        FROM appearances a JOIN players p ON p.hand_id = a.hand_id AND p.seat = a.seat
+        WHERE NOT a.quarantined AND p.fantasyland IS NOT NULL
     ),
     ordered AS (
         SELECT *, coalesce(lag(fantasyland_next) OVER w, FALSE) AS earned,
                lag(fantasyland_cards) OVER w AS earned_cards,
+               lag(hand_id) OVER w IS NULL AS first_here,
                coalesce(lag(hand_id) OVER w, 'none (a first hand)') AS previous_hand
         FROM open
         WINDOW w AS (PARTITION BY table_id, player_id ORDER BY hand_no, hand_id)
     ),
-    wrong AS (
+    wrong AS (  -- where the audit begins, a player's previous hand is not known: not judged
         SELECT *, fantasyland <> earned AS wrong_state FROM ordered
-        WHERE fantasyland <> earned OR (fantasyland AND cards_dealt <> earned_cards)
+        WHERE judged AND NOT (first_here AND hand_id IN (SELECT hand_id FROM first_hands))
+          AND (fantasyland <> earned OR (fantasyland AND cards_dealt <> earned_cards))
     )
     SELECT hand_id, table_id, seat,
            CASE WHEN wrong_state THEN CASE WHEN earned THEN 'Fantasyland' ELSE 'no Fantasyland' END
@@ -223,26 +311,54 @@ FANTASYLAND = _insert(
     FROM open o JOIN sequence s ON s.hand_id = o.hand_id AND s.table_id = o.table_id
     WHERE o.hand_id IN (SELECT hand_id FROM open WHERE fantasyland_next)
       AND NOT o.timed_out AND s.next_hand_id IS NOT NULL
+      AND s.next_hand_id IN (SELECT hand_id FROM table_hands WHERE judged)
       AND NOT EXISTS (SELECT 1 FROM appearances a
                       WHERE a.hand_id = s.next_hand_id AND a.player_id = o.player_id)
 """,
 )
 
 
-def check_table_rules(store: Store) -> None:
+# The first verified hand of each table: where its audit begins (chinese-family.md 8).
+_FIRST_HANDS = """
+CREATE OR REPLACE TEMP TABLE first_hands AS
+SELECT arg_min(hand_id, (hand_no, hand_id)) AS hand_id FROM hands
+WHERE table_id IN (SELECT table_id FROM scope) GROUP BY table_id
+"""
+
+# A table's hands before the judged ones, by start only (for the hand-number rule).
+_BEFORE = """
+CREATE OR REPLACE TEMP TABLE table_hands_before AS
+SELECT h.table_id, h.started_at FROM hands h JOIN scope s USING (table_id)
+WHERE h.hand_no < s.from_no
+UNION ALL
+SELECT DISTINCT q.table_id, q.started_at FROM quarantine_appearances q JOIN scope s USING (table_id)
+WHERE q.hand_no < s.from_no AND q.hand_id NOT IN (SELECT hand_id FROM hands)
+"""
+
+# The checks the rules across hands raise (a yes-or-no Fantasyland finding is the hand's
+# own: `checks/family.py` records its expected value as true or false).
+TABLE_FINDING = """(
+    "check" IN ('floor_60', 'timeout_sit_out', 'continuity', 'hand_no')
+    OR ("check" = 'fantasyland' AND expected NOT IN ('true', 'false')))"""
+
+
+def check_table_rules(store: Store, scope: str | None = None) -> None:
     """Add divergences for the floor, timeouts, continuity, hand order and Fantasyland.
-    (Cover and the largest group look at one hand alone: `checks/seating.py`.)"""
-    for sql in (
-        _APPEARANCES,
-        _SEQUENCE,
-        _PREVIOUS,
-        FLOOR,
-        TIMEOUT,
-        CONTINUITY,
-        HAND_NUMBERS,
-        FANTASYLAND,
-    ):
+    (Cover and the largest group look at one hand alone: `checks/seating.py`.)
+
+    `scope`: a query of (table_id, from_no), the tables to judge again from which hand
+    number on; their earlier findings there are replaced. None: every table, whole.
+    """
+    store.query(_SCOPE_ALL if scope is None else f"CREATE OR REPLACE TEMP TABLE scope AS {scope}")
+    for sql in (_TABLE_HANDS, _BEFORE, _FIRST_HANDS, _APPEARANCES, _SEQUENCE, _PREVIOUS):
         store.query(sql)
     store.query(
-        "UPDATE hands SET status = 'diverged' WHERE hand_id IN (SELECT hand_id FROM divergences)"
+        f"DELETE FROM divergences WHERE {TABLE_FINDING} "
+        "AND hand_id IN (SELECT hand_id FROM table_hands WHERE judged)"
     )
+    for sql in (FLOOR, TIMEOUT, CONTINUITY, HAND_NUMBERS, FANTASYLAND):
+        store.query(sql)
+    judged = "hand_id IN (SELECT hand_id FROM table_hands WHERE judged AND NOT quarantined)"
+    found = "hand_id IN (SELECT hand_id FROM divergences)"
+    store.query(f"UPDATE hands SET status = 'diverged' WHERE {judged} AND {found}")
+    store.query(f"UPDATE hands SET status = 'ok' WHERE {judged} AND status <> 'ok' AND NOT {found}")

@@ -126,7 +126,9 @@ def _read_before(
     candidates = np.flatnonzero(candidate)
     repeated = np.zeros(table.num_rows, dtype=bool)
     fresh = {hand_ids[j] for j in candidates}
-    if len(fresh) == len(candidates) and seen.isdisjoint(fresh):
+    # Asked first, whatever the block holds: `seen` may look its ids up (ledger.py).
+    read_before = not seen.isdisjoint(fresh)
+    if len(fresh) == len(candidates) and not read_before:
         seen |= fresh  # no id read twice: all of them at once
         return repeated
     for j in candidates:

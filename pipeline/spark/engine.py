@@ -33,12 +33,12 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
 
-from pipeline import __version__
 from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
 from pipeline.ingest import Accounting
 from pipeline.ingest.sources import input_files
 from pipeline.progress import Progress
+from pipeline.run import Run, RunSummary, run_row
 from pipeline.spark import files as inputs_of
 from pipeline.spark.inputs import InputFile, is_local
 from pipeline.spark.parts import (
@@ -53,7 +53,6 @@ from pipeline.spark.parts import (
 from pipeline.spark.session import spark_session
 from pipeline.spark.tasks import Seen, audit_files, audit_lines, table_rules
 from pipeline.store import load_parquet_audit
-from pipeline.verify import RunSummary
 
 # Tables written at the same time.
 WRITERS = 3
@@ -284,23 +283,9 @@ class _Run:
         return summary
 
     def _runs_row(self, summary: RunSummary) -> DataFrame:
-        a = summary.accounting
-        row = {
-            "run_id": [self.run_id],
-            "version": [__version__],
-            "inputs": [list(self.inputs)],
-            "started_at": [self.started],
-            "finished_at": [datetime.now(UTC)],
-            "records_read": [a.read],
-            "verified": [a.verified],
-            "quarantined": [a.quarantined],
-            "hands_diverged": [summary.hands_diverged],
-            "divergences": [sum(summary.divergences.values())],
-            "rake_total": [summary.rake_total],
-            "recorded_rake_total": [summary.recorded_rake_total],
-            "seconds": [self.progress.seconds],
-        }
-        return self.spark.createDataFrame(conform(pa.table(row), written_schema("runs")))
+        run = Run(list(self.inputs), "new", self.progress, self.run_id, self.started)
+        run.accounting = summary.accounting
+        return self.spark.createDataFrame(conform(run_row(run, summary), written_schema("runs")))
 
 
 def _spark_schema(schema: pa.Schema) -> Any:

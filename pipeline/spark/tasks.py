@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.checks.table import check_table_rules
+from pipeline.checks.table import QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.ingest.sources import FilePart, numbered_line_blocks, read_blocks
 from pipeline.parallel import audit_blocks
 from pipeline.spark.inputs import InputFile, file_key
@@ -124,10 +124,11 @@ class _MemoryStore:
     def __init__(self, tables: Mapping[str, pa.Table]) -> None:
         self.con = duckdb.connect(config={"threads": 1})
         self.con.execute("SET TimeZone = 'UTC'")
-        for name in (*RULE_INPUTS, "divergences"):
+        for name in (*RULE_INPUTS, "divergences", "quarantine_appearances"):
             self.con.execute(f"CREATE TABLE {name} ({TABLES[name]})")
         for name, rows in tables.items():
             insert_rows(self.con, name, rows)
+        self.con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
 
     def query(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
         return self.con.execute(sql, list(params)).fetchall()
