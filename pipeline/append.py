@@ -18,7 +18,6 @@ from pathlib import Path
 import duckdb
 
 from pipeline.checks.table import QUARANTINE_APPEARANCES, check_table_rules
-from pipeline.errors import AuditError
 from pipeline.ledger import (
     VerifiedHands,
     audited_digests,
@@ -119,8 +118,6 @@ def _merge(run: Run, db: Path, out_dir: Path, staging: Path, stages: Stages) -> 
             con.execute("ROLLBACK")
             raise
         con.execute("DETACH staging")
-    except duckdb.Error as error:
-        raise _failed(error, db) from None
     finally:
         con.close()
     return summary
@@ -161,16 +158,3 @@ class _Connection:
 
     def query(self, sql: str, *params: object) -> list[tuple[object, ...]]:
         return self.con.execute(sql, list(params)).fetchall()
-
-
-def _failed(error: duckdb.Error, db: Path) -> AuditError:
-    """A sentence for an append DuckDB could not complete (the audit is unchanged)."""
-    text = str(error)
-    if "No space left" in text or "disk" in text.lower():
-        why = f"the disk of {db.parent} is full"
-    else:
-        why = f"DuckDB could not complete it ({text.splitlines()[0]})"
-    failure = AuditError(
-        f"The append to {db} was rolled back: {why}. The audit is as it was before the append."
-    )
-    return failure

@@ -12,6 +12,8 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import shutil
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +28,8 @@ from pipeline.errors import AuditError
 # 1: before versions were recorded; 2: runs keep the mode and the inputs' digests, and
 # quarantined records keep their players for the table rules.
 SCHEMA_VERSION = 2
+# How long an append waits for readers to close the audit before it gives up (seconds).
+LOCK_WAIT = float(os.environ.get("HANDAUDIT_LOCK_WAIT", "30"))
 
 
 class LedgerError(AuditError):
@@ -55,9 +59,18 @@ def writer_lock(out_dir: Path) -> Iterator[None]:
                 f"Another handaudit run is writing the audit in {out_dir}; one run writes an "
                 "audit at a time: try again when it has finished. The audit is unchanged."
             ) from None
+        _clear_leftovers(out_dir)
         yield
     finally:
         os.close(handle)  # and with it the lock
+
+
+def _clear_leftovers(out_dir: Path) -> None:
+    """What a run that was killed left beside the audit (the lock says no run is under way)."""
+    for left in out_dir.glob(".audit.duckdb.*.partial*"):
+        left.unlink(missing_ok=True)
+    for left in out_dir.glob(".duckdb-tmp.*"):
+        shutil.rmtree(left, ignore_errors=True)
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
@@ -120,16 +133,35 @@ def connect(db: Path, out_dir: Path, *, read_only: bool) -> duckdb.DuckDBPyConne
         "memory_limit": os.environ.get("HANDAUDIT_DUCKDB_MEMORY", "1GB"),
         "temp_directory": str(out_dir / f".duckdb-tmp.{os.getpid()}"),
     }
-    try:
-        return duckdb.connect(str(db), read_only=read_only, config=config)
-    except duckdb.IOException as error:
-        if "lock" not in str(error).lower():
-            raise
-        raise LedgerError(
-            f"The audit {db} is open in another process ({_holder(error)}), and DuckDB lets "
-            "no one read a file while it is written: close it and append again. The audit "
-            "is unchanged."
-        ) from None
+    waited = 0.0
+    while True:
+        try:
+            return duckdb.connect(str(db), read_only=read_only, config=config)
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower():
+                raise
+            if waited >= LOCK_WAIT:  # a reader may be done in a moment: wait a little
+                held = error
+                break
+        time.sleep(0.25)
+        waited += 0.25
+    raise LedgerError(
+        f"The audit {db} is open in another process ({_holder(held)}), and DuckDB lets "
+        "no one read a file while it is written: close it and append again."
+    )
+
+
+def write_failure(error: duckdb.Error, out_dir: Path) -> AuditError:
+    """A sentence for a write DuckDB could not complete, naming where and why."""
+    text = str(error)
+    if "No space left" in text:
+        why = f"the disk holding {out_dir} is full"
+    else:
+        why = "DuckDB could not write it: " + text.splitlines()[0] if text else type(error).__name__
+    return AuditError(
+        f"The audit in {out_dir} could not be written: {why}. Nothing of this run was kept: "
+        "the audit already there, if any, is as it was before it."
+    )
 
 
 def _holder(error: duckdb.Error) -> str:

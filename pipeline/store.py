@@ -217,6 +217,14 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
         raise NoAuditError(f"There is no audit database at {db}; run `handaudit verify` first.")
     try:
         return duckdb.connect(str(db), read_only=True)
+    except duckdb.IOException as error:
+        if "lock" not in str(error).lower():
+            raise NoAuditError(f"{db} is not an audit database: {error}") from None
+        raise NoAuditError(
+            f"The audit {db} is being written by another process (an append under way): "
+            "DuckDB lets no one read a file while one process writes it. Try again when it "
+            "has finished."
+        ) from None
     except duckdb.Error as error:
         raise NoAuditError(f"{db} is not an audit database: {error}") from None
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import duckdb
+
 from pipeline.append import append_to
 from pipeline.checks.table import QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.ingest.sources import input_files
-from pipeline.ledger import digest, writer_lock
+from pipeline.ledger import digest, write_failure, writer_lock
 from pipeline.progress import Progress
 from pipeline.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.stages import Stages
@@ -38,9 +40,12 @@ def verify(
     files = input_files(inputs)
     run = Run(inputs, "append" if append else "new", progress or Progress(enabled=False))
     with writer_lock(out_dir), cached_tables():
-        if append and (out_dir / DB_NAME).exists():
-            return append_to(run, files, out_dir, stages or Stages(), workers)
-        return _verify(run, files, out_dir, parquet, stages or Stages(), workers)
+        try:
+            if append and (out_dir / DB_NAME).exists():
+                return append_to(run, files, out_dir, stages or Stages(), workers)
+            return _verify(run, files, out_dir, parquet, stages or Stages(), workers)
+        except duckdb.Error as error:  # the disk is full, or DuckDB failed to write
+            raise write_failure(error, out_dir) from None
 
 
 def _verify(

@@ -42,6 +42,14 @@ DIRECT: dict[str, dict[str, str]] = {
         "home_runs_won": "SELECT count(home_run) FROM settlements",
         "home_runs_lost": "SELECT count(home_run) FROM settlements",
     },
+    "coverage": {
+        "hands": "SELECT count(*) FROM hands",
+        "first_started": "SELECT min(started_at) FROM hands",
+        "last_started": "SELECT max(started_at) FROM hands",
+        "players_not_checked": "SELECT count(*) FROM players WHERE hand_id IN (SELECT "
+        "hand_id FROM hands h WHERE (hand_no, hand_id) = (SELECT min((hand_no, hand_id)) "
+        "FROM hands o WHERE o.table_id = h.table_id))",
+    },
     "fantasyland": {
         "hands": "SELECT count(*) FROM hands WHERE variant IN ('ofc', 'pineapple_ofc')",
         "entries": "SELECT count(*) FROM players WHERE fantasyland_next AND NOT fantasyland",

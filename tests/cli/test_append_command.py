@@ -1,0 +1,187 @@
+"""`verify --append` as a user runs it: the real command in its own process, a real
+audit file, and what happens when it is killed, raced, read, refused, or out of disk."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.cli.test_evaluate_command import handaudit
+from tests.conftest import EXAMPLES, ROOT
+from tests.property.test_ledger import LINES, audit_rows, split, write_parts
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return write_parts(tmp_path_factory.mktemp("days"), split(LINES, [20, 40]))
+
+
+@pytest.fixture(scope="module")
+def big_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Enough hands that an append takes a few seconds (for killing and racing it)."""
+    path = tmp_path_factory.mktemp("big") / "ofc.jsonl"
+    made = handaudit(
+        "generate", "--variant", "ofc", "--tables", "20", "--hands", "200", "--seed", "5",
+        "--out", str(path),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return path
+
+
+def _start(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipeline", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_the_readme_workflow(days: list[Path], tmp_path: Path) -> None:
+    out = str(tmp_path / "audit")
+    first = handaudit("verify", str(days[0]), "--append", "--out", out)
+    assert first.returncode == 1, first.stderr  # the faults of the first day
+    second = handaudit("verify", str(days[1]), str(days[2]), "--append", "--out", out)
+    assert second.returncode == 1 and "appended: 0 files already audited" in second.stdout
+    assert "the audit now holds" in second.stdout
+    again = handaudit("verify", str(days[1]), "--append", "--out", out)
+    assert "appended: 1 files already audited skipped" in again.stdout
+    assert "records read              0" in again.stdout
+    assert again.returncode == 0  # nothing new: nothing diverged in what it judged
+    whole = handaudit("verify", *map(str, days), "--out", str(tmp_path / "one"))
+    assert whole.returncode == 1
+    assert audit_rows(Path(out) / "audit.duckdb") == audit_rows(tmp_path / "one" / "audit.duckdb")
+    coverage = handaudit("report", "coverage", "--db", f"{out}/audit.duckdb")
+    assert coverage.returncode == 0 and "players_not_checked" in coverage.stdout
+
+
+def _kill_when(run: subprocess.Popen[str], sign: Path) -> bool:
+    """SIGKILL `run` as soon as `sign` exists; whether it was still running then."""
+    while not sign.exists() and run.poll() is None:
+        time.sleep(0.002)
+    running = run.poll() is None
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    return running
+
+
+def test_a_killed_append_leaves_the_audit_as_it_was(big_day: Path, tmp_path: Path) -> None:
+    """Killed while it audits the new hands, and while it commits them into the audit
+    (its write-ahead log on disk): the audit is as before, or, the commit whole, as after."""
+    out = tmp_path / "audit"
+    assert handaudit("verify", str(EXAMPLES / "family/clean/hands.jsonl"), "--out", str(out))
+    before = audit_rows(out / "audit.duckdb")
+    shutil.copytree(out, tmp_path / "before")
+    shutil.copytree(out, tmp_path / "after")
+    assert handaudit("verify", str(big_day), "--append", "--out", str(tmp_path / "after"))
+    after = audit_rows(tmp_path / "after" / "audit.duckdb")
+    killed = {"auditing": 0, "committing": 0}
+    for _ in range(4):
+        for phase, sign in (
+            ("auditing", lambda: next(out.glob(".audit.duckdb.*.partial"), out / "none")),
+            ("committing", lambda: out / "audit.duckdb.wal"),
+        ):
+            run = _start("verify", str(big_day), "--append", "--out", str(out))
+            while run.poll() is None and not sign().exists():
+                time.sleep(0.002)
+            killed[phase] += _kill_when(run, sign())
+            state = audit_rows(out / "audit.duckdb")
+            assert state in (before, after), f"killed while {phase}"
+            if state == after:  # the commit was whole: start again from before
+                shutil.rmtree(out)
+                shutil.copytree(tmp_path / "before", out)
+    assert killed["auditing"] and killed["committing"], killed
+    done = handaudit("verify", str(big_day), "--append", "--out", str(out))
+    assert done.returncode in (0, 1), done.stderr
+    assert audit_rows(out / "audit.duckdb") == after
+    assert [p.name for p in out.iterdir()] == ["audit.duckdb"]  # nothing a kill left
+
+
+def test_two_appends_at_once_one_waits_its_turn_with_a_sentence(
+    big_day: Path, days: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "audit"
+    assert handaudit("verify", str(days[0]), "--out", str(out)).returncode == 1
+    first = _start("verify", str(big_day), "--append", "--out", str(out))
+    time.sleep(1.0)
+    second = handaudit("verify", str(days[1]), "--append", "--out", str(out))
+    assert first.wait(timeout=300) in (0, 1), first.stderr
+    assert second.returncode == 2 and "Traceback" not in second.stderr
+    assert "Another handaudit run is writing the audit" in second.stderr
+    after = handaudit("verify", str(days[1]), "--append", "--out", str(out))
+    assert after.returncode == 1 and "the audit now holds" in after.stdout
+
+
+def test_a_reader_while_the_audit_is_written_gets_a_sentence(
+    days: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "audit"
+    assert handaudit("verify", str(days[0]), "--out", str(out)).returncode == 1
+    writer = duckdb.connect(str(out / "audit.duckdb"))  # as an append's merge holds it
+    try:
+        report = handaudit("report", "player_ledger", "--db", str(out / "audit.duckdb"))
+        assert report.returncode == 2 and "Traceback" not in report.stderr
+        assert "being written by another process" in report.stderr
+        env = {**os.environ, "HANDAUDIT_LOCK_WAIT": "1"}
+        blocked = subprocess.run(
+            [sys.executable, "-m", "pipeline", "verify", str(days[1]), "--append", "--out",
+             str(out)],
+            cwd=ROOT, capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert blocked.returncode == 2 and "is open in another process" in blocked.stderr
+    finally:
+        writer.close()
+    assert audit_rows(out / "audit.duckdb") == audit_rows(out / "audit.duckdb")
+
+
+def test_an_audit_of_another_version_is_refused_with_what_to_do(
+    days: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "audit"
+    assert handaudit("verify", str(days[0]), "--out", str(out)).returncode == 1
+    with duckdb.connect(str(out / "audit.duckdb")) as con:
+        con.execute("DROP TABLE audit_info")  # as an audit written before versions were kept
+    refused = handaudit("verify", str(days[1]), "--append", "--out", str(out))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "written by another version of handaudit" in refused.stderr
+    assert "without --append" in refused.stderr
+
+
+def test_spark_does_not_append_yet(days: list[Path], tmp_path: Path) -> None:
+    refused = handaudit(
+        "verify", str(days[0]), "--append", "--engine", "spark", "--out", str(tmp_path)
+    )
+    assert refused.returncode == 2 and "not supported with --engine spark" in refused.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small filesystem needs root")
+def test_a_full_disk_is_a_sentence_and_the_audit_is_kept(days: list[Path], tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"no tmpfs here: {mounted.stderr!r}")
+    try:
+        out = disk / "audit"
+        assert handaudit("verify", *map(str, days), "--out", str(out)).returncode == 1
+        before = audit_rows(out / "audit.duckdb")
+        sample = ROOT / "fixtures" / "sample" / "jsonl" / "hands.jsonl.gz"
+        for extra in ((), ("--append",)):
+            full = handaudit("verify", str(sample), *extra, "--out", str(out))
+            assert full.returncode == 2 and "Traceback" not in full.stderr, full.stderr
+            assert f"the disk holding {out} is full" in full.stderr
+            assert audit_rows(out / "audit.duckdb") == before
+            assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
