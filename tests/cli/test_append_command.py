@@ -64,9 +64,16 @@ def test_the_readme_workflow(days: list[Path], tmp_path: Path) -> None:
     assert coverage.returncode == 0 and "players_not_checked" in coverage.stdout
 
 
-def _kill_when(run: subprocess.Popen[str], sign: Path) -> bool:
-    """SIGKILL `run` as soon as `sign` exists; whether it was still running then."""
-    while not sign.exists() and run.poll() is None:
+def _kill_when(run: subprocess.Popen[str], out: Path, phase: str) -> bool:
+    """SIGKILL `run` as soon as it is in `phase` (auditing: its staging database exists;
+    committing: the audit's write-ahead log does); whether it was still running then."""
+
+    def sign() -> bool:
+        if phase == "auditing":
+            return any(out.glob(".audit.duckdb.*.partial"))
+        return (out / "audit.duckdb.wal").exists()
+
+    while not sign() and run.poll() is None:
         time.sleep(0.002)
     running = run.poll() is None
     run.send_signal(signal.SIGKILL)
@@ -86,14 +93,9 @@ def test_a_killed_append_leaves_the_audit_as_it_was(big_day: Path, tmp_path: Pat
     after = audit_rows(tmp_path / "after" / "audit.duckdb")
     killed = {"auditing": 0, "committing": 0}
     for _ in range(4):
-        for phase, sign in (
-            ("auditing", lambda: next(out.glob(".audit.duckdb.*.partial"), out / "none")),
-            ("committing", lambda: out / "audit.duckdb.wal"),
-        ):
+        for phase in killed:
             run = _start("verify", str(big_day), "--append", "--out", str(out))
-            while run.poll() is None and not sign().exists():
-                time.sleep(0.002)
-            killed[phase] += _kill_when(run, sign())
+            killed[phase] += _kill_when(run, out, phase)
             state = audit_rows(out / "audit.duckdb")
             assert state in (before, after), f"killed while {phase}"
             if state == after:  # the commit was whole: start again from before
