@@ -27,15 +27,8 @@ from pipeline.ledger import (
 )
 from pipeline.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.stages import Stages
-from pipeline.store import DB_NAME, NAME_AUDITED_RECORDS, TABLES, AuditStore, insert_rows
-
-# Tables the staging run fills that go into the audit as they are (the others are the
-# audit's own: its values, version and runs, and what the merge derives).
-_MERGED = tuple(
-    name
-    for name in TABLES
-    if name not in ("hand_values", "audit_info", "runs", "quarantine_appearances")
-)
+from pipeline.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
+from pipeline.stored import FROM_INPUT
 
 # The tables the new records touch, from their first new hand number on: those of the
 # new hands and new quarantined records, and of a quarantined record whose hand the new
@@ -104,7 +97,7 @@ def _merge(run: Run, db: Path, out_dir: Path, staging: Path, stages: Stages) -> 
             with stages.stage("merge"):
                 after = _last_rowid(con, "quarantine_appearances")
                 quarantined = _last_rowid(con, "quarantine")
-                for name in _MERGED:
+                for name in FROM_INPUT:
                     con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM staging.{name}")
                 con.execute(QUARANTINE_APPEARANCES.format(source="staging.quarantine"))
                 con.execute(NAME_AUDITED_RECORDS.format(after=quarantined))

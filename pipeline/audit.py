@@ -62,15 +62,6 @@ class BatchAudit:
 
 # Where each layout's row values are stored, one row per player.
 ROW_TABLES = {"taiwanese": "row_values", "chinese": "family_row_values"}
-AUDIT_TABLES = (
-    "hands",
-    "players",
-    *ROW_TABLES.values(),
-    "settlements",
-    "sitting_out",
-    "divergences",
-    "player_streets",
-)
 
 
 @dataclass(frozen=True)

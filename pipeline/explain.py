@@ -13,7 +13,8 @@ from pipeline.display import quoted, visible
 from pipeline.errors import AuditError
 from pipeline.evaluator import parse_value
 from pipeline.games import ROW_NAMES
-from pipeline.store import LAYOUT, open_audit
+from pipeline.store import open_audit
+from pipeline.stored import LAYOUT
 from pipeline.text_table import text_table
 
 

@@ -26,11 +26,12 @@ from pipeline.ingest.quarantine import Quarantined
 from pipeline.ledger import SCHEMA_VERSION
 from pipeline.packing import CARDS, VALUES
 from pipeline.stages import NO_STAGES, Stages
+from pipeline.stored import COLUMNS, FROM_INPUT, PUBLISHED
 
 DB_NAME = "audit.duckdb"
 # Boards a hand may show (the Taiwanese layout's).
-LAYOUT = LAYOUTS["taiwanese"]
-MONEY = "DECIMAL(18,2)"
+
+
 # Rows of one table kept in memory before they go into DuckDB in one statement: four of
 # DuckDB's row groups (122,880 rows each). Whole row groups are written compressed
 # straight to the file; small inserts go through the write-ahead log, and partly filled
@@ -41,71 +42,6 @@ FLUSH_ROWS = 4 * 122_880
 # Threads inserting buffered tables while the audit goes on.
 INSERT_THREADS = 2
 
-
-def _row_values(layout: Variant, extra: str) -> str:
-    """The columns of a layout's row values: a player's cards and values as words
-    (`packing.py`), and `extra`."""
-    words = [
-        *CARDS.columns(layout.cards_per_player),
-        *VALUES.columns(layout.values_per_player),
-    ]
-    return f"""
-        hand_id VARCHAR, seat BIGINT, {", ".join(f"{w} BIGINT" for w in words)}, {extra}"""
-
-
-TABLES: dict[str, str] = {
-    "hands": f"""
-        hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT, started_at TIMESTAMPTZ, day DATE,
-        variant VARCHAR, currency VARCHAR, point_value {MONEY}, rake_rate DECIMAL(18,9),
-        rake_cap {MONEY}, n_players BIGINT, rake_total {MONEY}, recorded_rake_total {MONEY},
-        {", ".join(f"board_{b + 1} VARCHAR" for b in range(LAYOUT.boards))},
-        status VARCHAR, source VARCHAR, scoring VARCHAR, surrender_points BIGINT,
-        fantasyland_rule BOOLEAN""",
-    "players": f"""
-        hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack_start {MONEY}, add_on {MONEY},
-        timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},
-        stack_end {MONEY}, recorded_points BIGINT, recorded_won {MONEY},
-        recorded_rake {MONEY}, recorded_net {MONEY}, recorded_stack_end {MONEY},
-        fouled BOOLEAN, recorded_fouled BOOLEAN, declare VARCHAR, "natural" VARCHAR,
-        fantasyland BOOLEAN, fantasyland_next BOOLEAN, recorded_fantasyland_next BOOLEAN,
-        fantasyland_cards BIGINT, cards_dealt BIGINT""",
-    # `rows` is a view: each player's setting and row values are stored once per player,
-    # in the table of the layout of their game, packed into 64-bit words (cards: top,
-    # middle, bottom as card codes; values board-major: board 1 top, middle, bottom, then
-    # board 2), and their text, category and label come from `hand_values` once each.
-    "row_values": _row_values(LAYOUTS["taiwanese"], "joker_as VARCHAR[][]"),
-    "family_row_values": _row_values(LAYOUTS["chinese"], "royalties TINYINT[3]"),
-    "hand_values": """
-        value_id SMALLINT, value VARCHAR, category VARCHAR, label VARCHAR""",
-    "settlements": f"""
-        hand_id VARCHAR, seat BIGINT, opponent BIGINT, points BIGINT, home_run VARCHAR,
-        amount {MONEY}""",
-    "sitting_out": f"""
-        hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack {MONEY}, reason VARCHAR""",
-    "divergences": """
-        hand_id VARCHAR, table_id VARCHAR, "check" VARCHAR, seat BIGINT, opponent BIGINT,
-        board BIGINT, "row" VARCHAR, expected VARCHAR, recorded VARCHAR, message VARCHAR""",
-    # `streets` is a view: each open-face player's streets are stored once, as one list
-    # of numbers (STREETS_VIEW says how they read), the cheapest nested shape to insert.
-    "player_streets": """
-        hand_id VARCHAR, seat BIGINT, streets INTEGER, placements UINTEGER[]""",
-    "quarantine": """
-        source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR""",
-    # The players of quarantined records as far as their JSON reads, for the table rules
-    # (`checks.table.QUARANTINE_APPEARANCES` derives them from `quarantine`).
-    "quarantine_appearances": f"""
-        table_id VARCHAR, hand_no BIGINT, hand_id VARCHAR, started_at TIMESTAMPTZ,
-        player_id VARCHAR, seat BIGINT, stack_start {MONEY}, add_on {MONEY},
-        stack_end {MONEY}, timed_out BOOLEAN""",
-    "runs": """
-        run_id VARCHAR, version VARCHAR, mode VARCHAR, inputs VARCHAR[],
-        input_digests VARCHAR[], files_skipped BIGINT, hands_already_audited BIGINT,
-        started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, records_read BIGINT,
-        verified BIGINT, quarantined BIGINT, hands_diverged BIGINT, divergences BIGINT,
-        rake_total DECIMAL(18,2), recorded_rake_total DECIMAL(18,2), seconds DOUBLE""",
-    # The version of these tables (`ledger.SCHEMA_VERSION`), for an append to check.
-    "audit_info": "schema_version INTEGER, written_by VARCHAR",
-}
 
 # A repeated hand's quarantine row names the record that was audited (rows after
 # `after` in the quarantine, by DuckDB's rowid: those of the run being stored).
@@ -171,17 +107,6 @@ STREETS_VIEW = (
         for part, name in enumerate(STREET_PARTS)
     )
     + " FROM (SELECT *, unnest(generate_series(1, streets)) AS street FROM player_streets)"
-)
-# What a user sees: the tables of audit-output.md (rows being the view) and the seats sat out.
-PUBLISHED = (
-    "hands",
-    "players",
-    "rows",
-    "settlements",
-    "sitting_out",
-    "divergences",
-    "quarantine",
-    "runs",
 )
 
 
@@ -252,9 +177,9 @@ class AuditStore:
                 "checkpoint_threshold": "256MB",
             },
         )
-        for name, columns in TABLES.items():
+        for name, columns in COLUMNS.items():
             self.con.execute(f"CREATE TABLE {name} ({columns})")
-        self._pending: dict[str, list[pa.Table]] = {name: [] for name in TABLES}
+        self._pending: dict[str, list[pa.Table]] = {name: [] for name in COLUMNS}
         self._inserters = ThreadPoolExecutor(INSERT_THREADS, thread_name_prefix="store")
         self._inserting: dict[str, Future[None]] = {}
         self._cursors: dict[str, duckdb.DuckDBPyConnection] = {}
@@ -276,9 +201,9 @@ class AuditStore:
 
     def flush(self) -> None:
         """Write every buffered row, so that queries see all that was appended."""
-        for name in TABLES:
+        for name in COLUMNS:
             self._insert(name)
-        for name in TABLES:
+        for name in COLUMNS:
             self._wait(name)
 
     def _insert(self, table_name: str) -> None:
@@ -365,9 +290,9 @@ def load_parquet_audit(out_dir: Path, parquet_dir: Path) -> Path:
     datasets (`parquet_dir/NAME/`, hive-partitioned or not); atomically, like `verify`."""
     store = AuditStore(out_dir)
     try:
-        for name in TABLES:
+        for name in (*FROM_INPUT, "runs"):
             files = parquet_dir / name
-            if name == "hand_values" or not any(files.rglob("*.parquet")):
+            if not any(files.rglob("*.parquet")):
                 continue
             columns = ", ".join(
                 f'"{column}"' for column, *_ in store.con.execute(f"DESCRIBE {name}").fetchall()

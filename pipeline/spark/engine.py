@@ -42,7 +42,6 @@ from pipeline.run import Run, RunSummary, run_row
 from pipeline.spark import files as inputs_of
 from pipeline.spark.inputs import InputFile, is_local
 from pipeline.spark.parts import (
-    BY_DAY,
     PART,
     PARTS,
     RULES,
@@ -53,6 +52,7 @@ from pipeline.spark.parts import (
 from pipeline.spark.session import spark_session
 from pipeline.spark.tasks import Seen, audit_files, audit_lines, table_rules
 from pipeline.store import load_parquet_audit
+from pipeline.stored import BY_DAY
 
 # Tables written at the same time.
 WRITERS = 3

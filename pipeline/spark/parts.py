@@ -5,7 +5,7 @@ tables. Each task row is therefore a `part`: which table, where it came from (th
 unit: file and block), the hand table it holds (`table_id`, for the parts the table
 rules read), and the table's rows as an Arrow IPC stream. Spark moves and keeps these
 few large rows without looking inside; the rows of a table are spelled out only to
-be written (`explode`). Types follow the store's (`store.TABLES`), widened where
+be written (`explode`). Types follow the store's (`stored.COLUMNS`), widened where
 Spark has no such type (unsigned integers to the next signed width, fixed-size lists
 to lists); the store casts them back when it loads the Parquet.
 """
@@ -24,23 +24,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.columns import is_null, whole
-from pipeline.store import TABLES
+from pipeline.stored import BY_DAY, COLUMNS, FROM_INPUT
 
 # The tables a task emits: the audit's, and the quarantine. (`hand_values` and `runs`
 # are the driver's.)
-PARTS = (
-    "hands",
-    "players",
-    "row_values",
-    "family_row_values",
-    "settlements",
-    "sitting_out",
-    "divergences",
-    "player_streets",
-    "quarantine",
-)
-# The tables written partitioned by day (their hand's day).
-BY_DAY = ("hands", "players", "row_values", "family_row_values", "settlements")
+PARTS = FROM_INPUT
 # The tables the table rules read, sent again split by hand table ("rules:NAME" parts).
 RULE_INPUTS = ("hands", "players", "quarantine")
 RULES = "rules:"
@@ -87,7 +75,7 @@ def table_schema(name: str, with_day: bool = False) -> pa.Schema:
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'UTC'")
-        con.execute(f"CREATE TABLE {name} ({TABLES[name]})")
+        con.execute(f"CREATE TABLE {name} ({COLUMNS[name]})")
         stored = con.sql(f"SELECT * FROM {name} LIMIT 0").to_arrow_table().schema
     finally:
         con.close()

@@ -35,7 +35,8 @@ from pipeline.spark.parts import (
     written_schema,
 )
 from pipeline.stages import NO_STAGES
-from pipeline.store import TABLES, insert_rows, quarantine_table
+from pipeline.store import insert_rows, quarantine_table
+from pipeline.stored import COLUMNS
 from pipeline.table_cache import cached_tables
 
 # Per unit (file number, block), the hand ids verified in earlier units: given when a
@@ -125,7 +126,7 @@ class _MemoryStore:
         self.con = duckdb.connect(config={"threads": 1})
         self.con.execute("SET TimeZone = 'UTC'")
         for name in (*RULE_INPUTS, "divergences", "quarantine_appearances"):
-            self.con.execute(f"CREATE TABLE {name} ({TABLES[name]})")
+            self.con.execute(f"CREATE TABLE {name} ({COLUMNS[name]})")
         for name, rows in tables.items():
             insert_rows(self.con, name, rows)
         self.con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
