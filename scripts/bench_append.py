@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench")
     args = parser.parse_args()
     past, later = data(args.history, args.day, args.out)
-    work = args.out / "append-work"
+    work = args.out / f"append-work-{args.history}-{args.day}"
     history_audit = work / "history"
     if not (history_audit / "audit.duckdb").exists():
         seconds = timed("verify", str(past), "--out", str(history_audit))
