@@ -14,10 +14,21 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Audit the bundled sample into ./audit/audit.duckdb (exit 1 means findings: expected here).
+# Audit the bundled sample, as two days of exports, into the standing ledger
+# ./audit/audit.duckdb (exit 1 means findings: expected here).
 demo: $(STAMP)
-	@$(BIN)/handaudit verify fixtures/sample/jsonl/hands.jsonl.gz fixtures/sample/chinese/hands.jsonl.gz \
-		--out audit || test $$? -eq 1
+	@rm -f audit/audit.duckdb
+	@$(BIN)/python scripts/demo_days.py audit/days
+	@echo
+	@echo "Day 1 (handaudit verify audit/days/day-1.jsonl.gz --append --out audit):"
+	@$(BIN)/handaudit verify audit/days/day-1.jsonl.gz --append --out audit || test $$? -eq 1
+	@echo
+	@echo "Day 2, appended (handaudit verify audit/days/day-2.jsonl.gz --append --out audit):"
+	@$(BIN)/handaudit verify audit/days/day-2.jsonl.gz --append --out audit || test $$? -eq 1
+	@echo
+	@echo "Day 2 again: a file already audited is skipped, the audit unchanged:"
+	@$(BIN)/handaudit verify audit/days/day-2.jsonl.gz --append --out audit | grep appended \
+		|| true
 	@echo
 	@echo "Top divergences:"
 	@$(BIN)/python -c "import duckdb; from pipeline.display import visible as v; \
@@ -32,6 +43,9 @@ demo: $(STAMP)
 	@echo
 	@echo "A closed Chinese hand (handaudit explain C00001-000002):"
 	@$(BIN)/handaudit explain C00001-000002 --db audit/audit.duckdb
+	@echo
+	@echo "An open-face hand, in Fantasyland (handaudit explain P111008-000016):"
+	@$(BIN)/handaudit explain P111008-000016 --db audit/audit.duckdb
 
 # Regenerate the bundled sample (same seed, same bytes).
 sample: $(STAMP)
@@ -54,10 +68,12 @@ test-fast: $(STAMP)
 
 # End to end on 200,000 generated hands, JSON Lines and Parquet, beside a per-hand baseline;
 # the JSON Lines audit beside Arrow's bare parse; 100,000 hands in each input shape; then
-# the Spark engine (local[2]) beside the local one on the same hands.
+# the Spark engine (local[2]) beside the local one on the same hands; then a day of
+# 100,000 hands appended to an audit of a million, beside that day audited alone.
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_pipeline.py --hands 200000
 	$(BIN)/python scripts/bench_spark.py --hands 200000
+	$(BIN)/python scripts/bench_append.py --history 1000000 --day 100000
 
 # Where the time of one run goes, thread by thread: a flame graph of `verify` on the
 # bench's 200,000 Parquet hands, in bench/profile.svg (py-spy samples the process).

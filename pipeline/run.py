@@ -88,10 +88,9 @@ class RunSummary:
     def _ledger_lines(self) -> list[str]:
         n = self.appended
         return [
-            f"appended: {n['files_skipped']:,} files already audited skipped, "
-            f"{n['already_audited']:,} records of hands already audited; {n['judged']:,} hands "
-            "judged (new, or judged again by the rules across hands; the counts above are "
-            "theirs)",
+            f"appended: files already audited, skipped: {n['files_skipped']:,}; records of "
+            f"hands already audited: {n['already_audited']:,}; hands judged: {n['judged']:,} "
+            "(new, or judged again by the rules across hands; the counts above are theirs)",
             f"the audit now holds {n['hands']:,} hands, {n['diverged']:,} of them diverged",
         ]
 

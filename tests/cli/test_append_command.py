@@ -52,10 +52,10 @@ def test_the_readme_workflow(days: list[Path], tmp_path: Path) -> None:
     first = handaudit("verify", str(days[0]), "--append", "--out", out)
     assert first.returncode == 1, first.stderr  # the faults of the first day
     second = handaudit("verify", str(days[1]), str(days[2]), "--append", "--out", out)
-    assert second.returncode == 1 and "appended: 0 files already audited" in second.stdout
+    assert second.returncode == 1 and "files already audited, skipped: 0" in second.stdout
     assert "the audit now holds" in second.stdout
     again = handaudit("verify", str(days[1]), "--append", "--out", out)
-    assert "appended: 1 files already audited skipped" in again.stdout
+    assert "files already audited, skipped: 1" in again.stdout
     assert "records read              0" in again.stdout
     assert again.returncode == 0  # nothing new: nothing diverged in what it judged
     whole = handaudit("verify", *map(str, days), "--out", str(tmp_path / "one"))
