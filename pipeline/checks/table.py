@@ -5,6 +5,10 @@ by DuckDB out of core, whatever the order of lines and files in the input.
 Quarantined records whose JSON can still be read take part in the sequence (their
 table, hand number, players and stacks), so one bad record does not break the
 continuity of everything after it; a comparison across one says so.
+
+A run over a whole audit judges every table; an append (`append.py`) judges the tables
+its records touch, from their first new hand number on, and replaces the findings
+there: a hand's findings depend on it and the hands before it alone.
 """
 
 from __future__ import annotations
@@ -67,63 +71,98 @@ UNION SELECT DISTINCT table_id, NULL::BIGINT FROM quarantine_appearances
 # before it kept as the one the first judged hand follows.
 _TABLE_HANDS = """
 CREATE OR REPLACE TEMP TABLE table_hands AS
-WITH every AS (
-    SELECT table_id, hand_no, hand_id, started_at, FALSE AS quarantined
-    FROM hands WHERE table_id IN (SELECT table_id FROM scope)
-    UNION ALL
-    SELECT DISTINCT table_id, hand_no, hand_id, started_at, TRUE
-    FROM quarantine_appearances
-    WHERE table_id IN (SELECT table_id FROM scope)
-      AND hand_id NOT IN (SELECT hand_id FROM hands)
+WITH quarantined AS (
+    SELECT DISTINCT q.table_id, q.hand_no, q.hand_id, q.started_at
+    FROM quarantine_appearances q WHERE q.table_id IN (SELECT table_id FROM scope)
 ),
-marked AS (
-    SELECT e.*, s.from_no IS NULL OR e.hand_no >= s.from_no AS judged
-    FROM every e JOIN scope s USING (table_id)
+verified_elsewhere AS (
+    SELECT hand_id FROM hands WHERE hand_id IN (SELECT hand_id FROM quarantined)
+),
+every AS (
+    SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, FALSE AS quarantined, s.from_no
+    FROM hands h JOIN scope s USING (table_id)
+    UNION ALL
+    SELECT q.table_id, q.hand_no, q.hand_id, q.started_at, TRUE, s.from_no
+    FROM quarantined q JOIN scope s USING (table_id)
+    WHERE q.hand_id NOT IN (SELECT hand_id FROM verified_elsewhere)
 )
-SELECT * FROM marked WHERE judged
+SELECT table_id, hand_no, hand_id, started_at, quarantined, TRUE AS judged FROM every
+WHERE from_no IS NULL OR hand_no >= from_no
 UNION ALL
-SELECT * FROM marked WHERE NOT judged
-QUALIFY row_number() OVER (PARTITION BY table_id ORDER BY hand_no DESC, hand_id DESC) = 1
+SELECT table_id, arg_max(hand_no, (hand_no, hand_id)), arg_max(hand_id, (hand_no, hand_id)),
+       arg_max(started_at, (hand_no, hand_id)), arg_max(quarantined, (hand_no, hand_id)), FALSE
+FROM every WHERE hand_no < from_no GROUP BY table_id
 """
 
-# Every appearance of a player at the hands above, and, for a player judged from
-# from_no on, their last appearance before it (verified or quarantined, and verified
-# alone: Fantasyland reads the verified hands).
-_APPEARANCES = """
-CREATE OR REPLACE TEMP TABLE appearances AS
-WITH near AS (
-    SELECT t.table_id, t.hand_no, t.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
-           p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
-           FALSE AS quarantined, t.judged
-    FROM table_hands t JOIN players p USING (hand_id) JOIN hands h USING (hand_id)
-    WHERE NOT t.quarantined
-    UNION ALL
-    SELECT t.table_id, t.hand_no, t.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
-           q.add_on, q.stack_end, q.timed_out, TRUE, t.judged
-    FROM table_hands t JOIN quarantine_appearances q USING (hand_id)
-    WHERE t.quarantined
+# Every appearance of a player at the hands above.
+_NEAR = """
+CREATE OR REPLACE TEMP TABLE near AS
+SELECT t.table_id, t.hand_no, t.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
+       p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
+       FALSE AS quarantined, t.judged
+FROM table_hands t JOIN players p USING (hand_id) JOIN hands h USING (hand_id)
+WHERE NOT t.quarantined
+UNION ALL
+SELECT t.table_id, t.hand_no, t.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
+       q.add_on, q.stack_end, q.timed_out, TRUE, t.judged
+FROM table_hands t JOIN quarantine_appearances q USING (hand_id)
+WHERE t.quarantined
+"""
+
+# For a player judged from from_no on (none in a whole run), their appearances before
+# the hands above: first among the last LOOKBACK hand numbers; for those without a
+# verified one there (new arrivals, or back after long), among all before, for them alone.
+LOOKBACK = 4
+_JUDGED_PLAYERS = """
+CREATE OR REPLACE TEMP TABLE judged_players AS
+SELECT DISTINCT n.table_id, n.player_id, s.from_no
+FROM near n JOIN scope s USING (table_id)
+WHERE n.judged AND s.from_no IS NOT NULL
+"""
+_RECENT = """
+CREATE OR REPLACE TEMP TABLE earlier AS
+WITH recent AS (
+    SELECT h.hand_id, h.table_id, h.hand_no, h.started_at, h.point_value
+    FROM hands h JOIN scope s USING (table_id)
+    WHERE h.hand_no < s.from_no AND h.hand_no >= s.from_no - {lookback}
+      AND h.hand_id NOT IN (SELECT hand_id FROM table_hands)
+)
+SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
+       p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
+       FALSE AS quarantined
+FROM recent h JOIN players p USING (hand_id)
+JOIN judged_players j ON j.table_id = h.table_id AND j.player_id = p.player_id
+UNION ALL
+SELECT q.table_id, q.hand_no, q.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
+       q.add_on, q.stack_end, q.timed_out, TRUE
+FROM quarantine_appearances q
+JOIN judged_players j ON j.table_id = q.table_id AND j.player_id = q.player_id
+WHERE q.hand_no < j.from_no AND q.hand_id NOT IN (SELECT hand_id FROM table_hands)
+  AND q.hand_id NOT IN (SELECT hand_id FROM hands WHERE hand_id IN
+                        (SELECT hand_id FROM quarantine_appearances))
+"""
+_DISTANT = """
+INSERT INTO earlier
+WITH missing AS (
+    SELECT * FROM judged_players j
+    WHERE NOT EXISTS (SELECT 1 FROM earlier e WHERE NOT e.quarantined
+                      AND e.table_id = j.table_id AND e.player_id = j.player_id)
 ),
-judged_players AS (
-    SELECT DISTINCT n.table_id, n.player_id, s.from_no
-    FROM near n JOIN scope s USING (table_id)
-    WHERE n.judged AND s.from_no IS NOT NULL
-),
-earlier AS (  -- appearances before the hands above, of the players judged (none in a whole run)
-    SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
-           p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
-           FALSE AS quarantined
-    FROM players p JOIN hands h USING (hand_id)
-    JOIN judged_players j ON j.table_id = h.table_id AND j.player_id = p.player_id
-    WHERE h.hand_no < j.from_no AND h.hand_id NOT IN (SELECT hand_id FROM table_hands)
-    UNION ALL
-    SELECT q.table_id, q.hand_no, q.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
-           q.add_on, q.stack_end, q.timed_out, TRUE
-    FROM quarantine_appearances q
-    JOIN judged_players j ON j.table_id = q.table_id AND j.player_id = q.player_id
-    WHERE q.hand_no < j.from_no AND q.hand_id NOT IN (SELECT hand_id FROM table_hands)
-      AND q.hand_id NOT IN (SELECT hand_id FROM hands)
-),
-last_earlier AS (
+theirs AS (
+    SELECT * FROM players WHERE player_id IN (SELECT player_id FROM missing)
+)
+SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
+       p.stack_start, p.add_on, p.recorded_stack_end, p.timed_out, FALSE
+FROM theirs p JOIN hands h USING (hand_id)
+JOIN missing j ON j.table_id = h.table_id AND j.player_id = p.player_id
+WHERE h.hand_no < j.from_no - {lookback} AND h.hand_id NOT IN (SELECT hand_id FROM table_hands)
+"""
+
+# The appearances the rules read: those of the hands above, and each judged player's last
+# before them (of any record, and of a verified one: Fantasyland reads the verified).
+_LAST_EARLIER = """
+CREATE OR REPLACE TEMP TABLE last_earlier AS
+SELECT DISTINCT *, FALSE AS judged FROM (
     SELECT * FROM earlier
     QUALIFY row_number() OVER (PARTITION BY table_id, player_id
                                ORDER BY hand_no DESC, hand_id DESC) = 1
@@ -132,10 +171,14 @@ last_earlier AS (
     QUALIFY row_number() OVER (PARTITION BY table_id, player_id
                                ORDER BY hand_no DESC, hand_id DESC) = 1
 )
-SELECT * FROM near
-UNION
-SELECT *, FALSE FROM last_earlier
 """
+_APPEARANCES = """
+CREATE OR REPLACE TEMP VIEW appearances AS
+SELECT * FROM near
+UNION ALL  -- (the earlier appearances are of other hands)
+SELECT * FROM last_earlier
+"""
+
 
 # The hands of each table in order, verified and quarantined, with the next one.
 _SEQUENCE = """
@@ -350,7 +393,10 @@ def check_table_rules(store: Store, scope: str | None = None) -> None:
     number on; their earlier findings there are replaced. None: every table, whole.
     """
     store.query(_SCOPE_ALL if scope is None else f"CREATE OR REPLACE TEMP TABLE scope AS {scope}")
-    for sql in (_TABLE_HANDS, _BEFORE, _FIRST_HANDS, _APPEARANCES, _SEQUENCE, _PREVIOUS):
+    looking_back = (_RECENT.format(lookback=LOOKBACK), _DISTANT.format(lookback=LOOKBACK))
+    for sql in (_TABLE_HANDS, _BEFORE, _FIRST_HANDS, _NEAR, _JUDGED_PLAYERS, *looking_back):
+        store.query(sql)
+    for sql in (_LAST_EARLIER, _APPEARANCES, _SEQUENCE, _PREVIOUS):
         store.query(sql)
     store.query(
         f"DELETE FROM divergences WHERE {TABLE_FINDING} "

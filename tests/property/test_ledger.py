@@ -12,18 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.checks import table as table_rules
+from pipeline.stored import PUBLISHED
 from pipeline.verify import verify
 from tests.conftest import EXAMPLES
 
 # Every table a user or the rules read, the views spread out (runs differ by nature).
 COMPARED = (
-    "hands",
-    "players",
-    "rows",
-    "settlements",
-    "sitting_out",
-    "divergences",
-    "quarantine",
+    *(name for name in PUBLISHED if name != "runs"),
     "streets",
     "quarantine_appearances",
 )
@@ -86,23 +82,31 @@ def _audit(inputs: list[Path], out: Path, append: bool = True) -> Any:
 )
 @given(
     cuts=st.lists(st.integers(2, 60), min_size=1, max_size=3, unique=True).map(sorted),
+    lookback=st.sampled_from([1, 3, table_rules.LOOKBACK]),
     data=st.data(),
 )
 def test_appending_parts_in_any_order_gives_the_one_run_audit(
-    cuts: list[int], data: st.DataObject, tmp_path_factory: pytest.TempPathFactory
+    cuts: list[int],
+    lookback: int,
+    data: st.DataObject,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
+    """`lookback`: how far back the rules look for a player's last hand before they search
+    the whole history (small, so that the search is taken too)."""
     work = tmp_path_factory.mktemp("ledger")
-    paths = write_parts(work / "input", split(LINES, cuts))
-    _audit(paths, work / "one", append=False)
-    order = data.draw(st.permutations(paths))
-    for path in order:
-        _audit([path], work / "ledger")
-    one = audit_rows(work / "one" / "audit.duckdb")
-    assert audit_rows(work / "ledger" / "audit.duckdb") == one
-    again = data.draw(st.sampled_from(paths))
-    summary = _audit([again], work / "ledger")
-    assert summary.appended["files_skipped"] == 1
-    assert audit_rows(work / "ledger" / "audit.duckdb") == one
+    table_rules.LOOKBACK, kept = lookback, table_rules.LOOKBACK
+    try:
+        paths = write_parts(work / "input", split(LINES, cuts))
+        _audit(paths, work / "one", append=False)
+        for path in data.draw(st.permutations(paths)):
+            _audit([path], work / "ledger")
+        one = audit_rows(work / "one" / "audit.duckdb")
+        assert audit_rows(work / "ledger" / "audit.duckdb") == one
+        summary = _audit([data.draw(st.sampled_from(paths))], work / "ledger")
+        assert summary.appended["files_skipped"] == 1
+        assert audit_rows(work / "ledger" / "audit.duckdb") == one
+    finally:
+        table_rules.LOOKBACK = kept
 
 
 def test_days_appended_in_order_again_and_out_of_order(tmp_path: Path) -> None:
