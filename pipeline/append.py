@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import duckdb
@@ -108,12 +109,19 @@ def _merge(run: Run, db: Path, out_dir: Path, staging: Path, stages: Stages) -> 
             insert_rows(con, "runs", run_row(run, summary))
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            _roll_back(con)
             raise
         con.execute("DETACH staging")
     finally:
         con.close()
     return summary
+
+
+def _roll_back(con: duckdb.DuckDBPyConnection) -> None:
+    """Undo the merge; a DuckDB that has failed for good has undone it already (its
+    write-ahead log holds no commit of it)."""
+    with contextlib.suppress(duckdb.Error):
+        con.execute("ROLLBACK")
 
 
 # The hands an append judged: its own, and those the rules across hands judged again.

@@ -280,12 +280,24 @@ class _Run:
         summary.hands_diverged = diverged
         summary.rake_total = Decimal(rake or 0)
         summary.recorded_rake_total = Decimal(recorded or 0)
+        summary.not_checked = _not_checked(staging.read("hands"), staging.read("players"))
         return summary
 
     def _runs_row(self, summary: RunSummary) -> DataFrame:
         run = Run(list(self.inputs), "new", self.progress, self.run_id, self.started)
         run.accounting = summary.accounting
         return self.spark.createDataFrame(conform(run_row(run, summary), written_schema("runs")))
+
+
+def _not_checked(hands: DataFrame, players: DataFrame) -> tuple[int, int]:
+    """The players of each table's first verified hand, and their tables (`run.not_checked`)."""
+    first = hands.groupBy("table_id").agg(F.min(F.struct("hand_no", "hand_id")).alias("first"))
+    found = (
+        players.join(first.select("table_id", F.col("first.hand_id").alias("hand_id")), "hand_id")
+        .agg(F.count("*"), F.countDistinct("table_id"))
+        .first()
+    )
+    return (int(found[0]), int(found[1])) if found else (0, 0)
 
 
 def _spark_schema(schema: pa.Schema) -> Any:
