@@ -204,6 +204,12 @@ def _verify(
 ) -> RunSummary:
     from pipeline.progress import Progress
 
+    if parquet and append:
+        raise AuditError(
+            "--parquet is not written by --append (it would rewrite every table of the "
+            "ledger each day): export the tables from audit.duckdb with DuckDB's COPY, or "
+            "run a plain verify with --parquet."
+        )
     if engine is Engine.spark and append:
         raise AuditError(
             "--append is not supported with --engine spark yet: append with the local "

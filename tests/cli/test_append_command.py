@@ -161,11 +161,14 @@ def test_an_audit_of_another_version_is_refused_with_what_to_do(
     assert "without --append" in refused.stderr
 
 
-def test_spark_does_not_append_yet(days: list[Path], tmp_path: Path) -> None:
+def test_spark_and_parquet_do_not_append_yet(days: list[Path], tmp_path: Path) -> None:
     refused = handaudit(
         "verify", str(days[0]), "--append", "--engine", "spark", "--out", str(tmp_path)
     )
     assert refused.returncode == 2 and "not supported with --engine spark" in refused.stderr
+    parquet = handaudit("verify", str(days[0]), "--append", "--parquet", "--out", str(tmp_path))
+    assert parquet.returncode == 2 and "--parquet is not written by --append" in parquet.stderr
+    assert not (tmp_path / "audit.duckdb").exists()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small filesystem needs root")
