@@ -28,6 +28,8 @@ from pipeline.errors import AuditError
 # 1: before versions were recorded; 2: runs keep the mode and the inputs' digests, and
 # quarantined records keep their players for the table rules.
 SCHEMA_VERSION = 2
+# How large DuckDB's write-ahead log may grow over appends before it is checkpointed.
+LOG_LIMIT = "128MB"
 # How long an append waits for readers to close the audit before it gives up (seconds).
 LOCK_WAIT = float(os.environ.get("HANDAUDIT_LOCK_WAIT", "30"))
 
@@ -149,6 +151,13 @@ def connect(db: Path, out_dir: Path, *, read_only: bool) -> duckdb.DuckDBPyConne
         f"The audit {db} is open in another process ({_holder(held)}), and DuckDB lets "
         "no one read a file while it is written: close it and append again."
     )
+
+
+def retire_log(db: Path, out_dir: Path) -> None:
+    """Checkpoint the write-ahead log that appends left beside `db`, so that a file put in
+    its place does not meet a log that is not its own (DuckDB would refuse to open it)."""
+    if Path(f"{db}.wal").exists():
+        connect(db, out_dir, read_only=False).close()  # closing checkpoints the log
 
 
 def write_failure(error: duckdb.Error, out_dir: Path) -> AuditError:

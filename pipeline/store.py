@@ -23,7 +23,7 @@ from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
 from pipeline.games import LAYOUTS, Variant
 from pipeline.ingest.quarantine import Quarantined
-from pipeline.ledger import SCHEMA_VERSION
+from pipeline.ledger import SCHEMA_VERSION, retire_log
 from pipeline.packing import CARDS, VALUES
 from pipeline.stages import NO_STAGES, Stages
 from pipeline.stored import COLUMNS, FROM_INPUT, PUBLISHED
@@ -241,6 +241,7 @@ class AuditStore:
     def commit(self, parquet: bool = False) -> Path:
         """Write what is buffered, close, and atomically replace the previous audit."""
         self.finish(parquet)
+        retire_log(self.final, self.out_dir)
         os.replace(self.partial, self.final)
         return self.final
 
