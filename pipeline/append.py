@@ -2,13 +2,18 @@
 
 1. Each file's digest is compared with those the audit's runs have read: a file read
    before (or twice now) is skipped whole.
-2. The other files are audited into a staging database beside the audit, exactly as a
-   plain run audits them, knowing which hand ids the audit already verified (a hand
-   arriving again is `duplicate_hand`, as it would be in one run).
-3. In one DuckDB transaction the staging tables are added to the audit, and the table
+2. In one DuckDB transaction on the audit itself, the other files are audited exactly
+   as a plain run audits them, knowing which hand ids the audit already verified (a
+   hand arriving again is `duplicate_hand`, as it would be in one run); then the table
    rules are judged again for every table the new records touch, from its first new
-   hand number on (the hands before it cannot change). Anything that fails rolls the
-   transaction back: the audit is as it was.
+   hand number on (the hands before it cannot change), and the run's row is written.
+   Anything that fails rolls the transaction back: the audit is as it was.
+3. The commit goes to DuckDB's write-ahead log; DuckDB checkpoints it into the file
+   when the log passes `ledger.LOG_LIMIT` (a first checkpoint in a process costs about
+   a second per 400 MB of audit, whatever the append added).
+
+The audit is open for writing all the append long: DuckDB lets no other process open
+it meanwhile, and a reader is told so in a sentence.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import contextlib
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from pipeline.checks.table import QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.ledger import (
@@ -30,21 +36,52 @@ from pipeline.ledger import (
 from pipeline.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.stages import Stages
 from pipeline.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
-from pipeline.stored import FROM_INPUT
+from pipeline.stored import COLUMNS
 
 # The tables the new records touch, from their first new hand number on: those of the
 # new hands and new quarantined records, and of a quarantined record whose hand the new
 # input verifies (the rules leave such a record out from now on).
 _SCOPE = """
 SELECT table_id, min(hand_no) AS from_no FROM (
-    SELECT table_id, hand_no FROM staging.hands
+    SELECT table_id, hand_no FROM new_hands
     UNION ALL
     SELECT table_id, hand_no FROM quarantine_appearances WHERE rowid > {after}
     UNION ALL
     SELECT table_id, hand_no FROM quarantine_appearances
-    WHERE hand_id IN (SELECT hand_id FROM staging.hands)
+    WHERE hand_id IN (SELECT hand_id FROM new_hands)
 ) GROUP BY table_id
 """
+# The hands an append judged: its own, and those the rules across hands judged again.
+_JUDGED = (
+    "(hand_id IN (SELECT hand_id FROM new_hands) "
+    "OR hand_id IN (SELECT hand_id FROM table_hands WHERE judged))"
+)
+
+
+class _Joined(AuditStore):
+    """The store's buffers, written into the audit's own connection and transaction (one
+    connection: DuckDB's cursors would each be a transaction of their own); the new
+    hands are noted in `new_hands`."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, out_dir: Path, stages: Stages) -> None:
+        self.out_dir, self.stages, self.con = out_dir, stages, con
+        self.final = out_dir / DB_NAME
+        self._pending: dict[str, list[pa.Table]] = {name: [] for name in COLUMNS}
+        self._inserting = {}
+        con.execute(
+            "CREATE TEMP TABLE new_hands (hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT)"
+        )
+
+    def _insert(self, table_name: str) -> None:
+        parts = self._pending[table_name]
+        if not parts:
+            return
+        self._pending[table_name] = []
+        rows = pa.concat_tables(parts, promote_options="permissive")
+        with self.stages.stage("store"):
+            insert_rows(self.con, table_name, rows)
+            if table_name == "hands":
+                insert_rows(self.con, "new_hands", rows.select(["hand_id", "table_id", "hand_no"]))
 
 
 def append_to(
@@ -52,27 +89,48 @@ def append_to(
 ) -> RunSummary:
     """Add `files` to the audit in `out_dir` (it exists; the caller holds the writer lock)."""
     db = out_dir / DB_NAME
-    con = connect(db, out_dir, read_only=True)
+    con = connect(db, out_dir, read_only=False)
     try:
         require_version(con, db)
         fresh = _unread(run, files, audited_digests(con))
-        store = AuditStore(out_dir, stages)
+        con.execute(f"SET checkpoint_threshold = '{LOG_LIMIT}'")
+        con.execute("PRAGMA disable_checkpoint_on_shutdown")
+        con.execute("BEGIN TRANSACTION")
         try:
-            seen = VerifiedHands(con)
-            audit_files(run, fresh, store, stages, workers, seen=seen)
-            run.hands_already_audited = seen.stored_found
-            staging = store.finish()
+            summary = _append(run, fresh, con, db, stages, workers)
+            con.execute("COMMIT")
         except BaseException:
-            store.discard()
+            _roll_back(con)
             raise
     finally:
         con.close()
-    try:
-        return _merge(run, db, out_dir, staging, stages)
-    finally:
-        staging.unlink(missing_ok=True)
-        Path(f"{staging}.wal").unlink(missing_ok=True)
         run.progress.close()
+    return summary
+
+
+def _append(
+    run: Run,
+    files: list[Path],
+    con: duckdb.DuckDBPyConnection,
+    db: Path,
+    stages: Stages,
+    workers: int,
+) -> RunSummary:
+    """The new records into the audit, the rules judged again, the run's row: uncommitted."""
+    after = _last_rowid(con, "quarantine_appearances")
+    quarantined = _last_rowid(con, "quarantine")
+    seen = VerifiedHands(con)
+    audit_files(run, files, _Joined(con, db.parent, stages), stages, workers, seen=seen)
+    run.hands_already_audited = seen.stored_found
+    with stages.stage("table rules"):
+        new = f"(SELECT * FROM quarantine WHERE rowid > {quarantined})"
+        con.execute(QUARANTINE_APPEARANCES.format(source=new))
+        con.execute(NAME_AUDITED_RECORDS.format(after=quarantined))
+        check_table_rules(_Connection(con), _SCOPE.format(after=after))
+    summary = summarize(con, run, db, _JUDGED)
+    summary.appended = _ledger_counts(con, run)
+    insert_rows(con, "runs", run_row(run, summary))
+    return summary
 
 
 def _unread(run: Run, files: list[Path], audited: set[str]) -> list[Path]:
@@ -89,52 +147,11 @@ def _unread(run: Run, files: list[Path], audited: set[str]) -> list[Path]:
     return fresh
 
 
-def _merge(run: Run, db: Path, out_dir: Path, staging: Path, stages: Stages) -> RunSummary:
-    """The staging tables into the audit, the table rules judged again, in one transaction."""
-    con = connect(db, out_dir, read_only=False)
-    try:
-        # The commit goes to DuckDB's write-ahead log, and DuckDB checkpoints it into the
-        # file when the log passes LOG_LIMIT: a first checkpoint costs a second per 400 MB
-        # of audit, whatever the append added; a reader replays the log when it opens.
-        con.execute(f"SET checkpoint_threshold = '{LOG_LIMIT}'")
-        con.execute("PRAGMA disable_checkpoint_on_shutdown")
-        con.execute(f"ATTACH '{staging}' AS staging (READ_ONLY)")
-        con.execute("BEGIN TRANSACTION")
-        try:
-            with stages.stage("merge"):
-                after = _last_rowid(con, "quarantine_appearances")
-                quarantined = _last_rowid(con, "quarantine")
-                for name in FROM_INPUT:
-                    con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM staging.{name}")
-                con.execute(QUARANTINE_APPEARANCES.format(source="staging.quarantine"))
-                con.execute(NAME_AUDITED_RECORDS.format(after=quarantined))
-            with stages.stage("table rules"):
-                check_table_rules(_Connection(con), _SCOPE.format(after=after))
-            summary = summarize(con, run, db, _JUDGED)
-            summary.appended = _ledger_counts(con, run)
-            insert_rows(con, "runs", run_row(run, summary))
-            con.execute("COMMIT")
-        except BaseException:
-            _roll_back(con)
-            raise
-        con.execute("DETACH staging")
-    finally:
-        con.close()
-    return summary
-
-
 def _roll_back(con: duckdb.DuckDBPyConnection) -> None:
     """Undo the merge; a DuckDB that has failed for good has undone it already (its
     write-ahead log holds no commit of it)."""
     with contextlib.suppress(duckdb.Error):
         con.execute("ROLLBACK")
-
-
-# The hands an append judged: its own, and those the rules across hands judged again.
-_JUDGED = (
-    "(hand_id IN (SELECT hand_id FROM staging.hands) "
-    "OR hand_id IN (SELECT hand_id FROM table_hands WHERE judged))"
-)
 
 
 def _ledger_counts(con: duckdb.DuckDBPyConnection, run: Run) -> dict[str, int]:

@@ -66,13 +66,17 @@ def test_the_readme_workflow(days: list[Path], tmp_path: Path) -> None:
 
 
 def _kill_when(run: subprocess.Popen[str], out: Path, phase: str) -> bool:
-    """SIGKILL `run` as soon as it is in `phase` (auditing: its staging database exists;
-    committing: the audit's write-ahead log does); whether it was still running then."""
+    """SIGKILL `run` in `phase` (auditing: a second after it started, its transaction
+    open; committing: as soon as the audit's write-ahead log grows); whether it was
+    still running then."""
+    log = out / "audit.duckdb.wal"
+    size = log.stat().st_size if log.exists() else -1
+    started = time.perf_counter()
 
     def sign() -> bool:
         if phase == "auditing":
-            return any(out.glob(".audit.duckdb.*.partial"))
-        return (out / "audit.duckdb.wal").exists()
+            return time.perf_counter() - started > 1.0
+        return log.exists() and log.stat().st_size > size
 
     while not sign() and run.poll() is None:
         time.sleep(0.002)
