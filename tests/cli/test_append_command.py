@@ -196,6 +196,7 @@ def test_a_full_disk_is_a_sentence_and_the_audit_is_kept(days: list[Path], tmp_p
             assert full.returncode == 2 and "Traceback" not in full.stderr, full.stderr
             assert f"the disk holding {out} is full" in full.stderr
             assert audit_rows(out / "audit.duckdb") == before
-            assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
+            # nothing partial left (an append may leave DuckDB's log, holding no commit)
+            assert {p.name for p in out.iterdir()} <= {"audit.duckdb", "audit.duckdb.wal"}
     finally:
         subprocess.run(["umount", str(disk)], check=False)
