@@ -120,13 +120,14 @@ def _append(
     after = _last_rowid(con, "quarantine_appearances")
     quarantined = _last_rowid(con, "quarantine")
     seen = VerifiedHands(con)
-    audit_files(run, files, _Joined(con, db.parent, stages), stages, workers, seen=seen)
+    store = _Joined(con, db.parent, stages)
+    audit_files(run, files, store, stages, workers, seen=seen)
     run.hands_already_audited = seen.stored_found
     with stages.stage("table rules"):
         new = f"(SELECT * FROM quarantine WHERE rowid > {quarantined})"
         con.execute(QUARANTINE_APPEARANCES.format(source=new))
         con.execute(NAME_AUDITED_RECORDS.format(after=quarantined))
-        check_table_rules(_Connection(con), _SCOPE.format(after=after))
+        check_table_rules(store, _SCOPE.format(after=after))
     summary = summarize(con, run, db, _JUDGED)
     summary.appended = _ledger_counts(con, run)
     insert_rows(con, "runs", run_row(run, summary))
@@ -172,13 +173,3 @@ def _ledger_counts(con: duckdb.DuckDBPyConnection, run: Run) -> dict[str, int]:
 def _last_rowid(con: duckdb.DuckDBPyConnection, table: str) -> int:
     found = con.execute(f"SELECT coalesce(max(rowid), -1) FROM {table}").fetchall()[0]
     return int(found[0]) if found else -1
-
-
-class _Connection:
-    """A DuckDB connection as the table rules' store."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con = con
-
-    def query(self, sql: str, *params: object) -> list[tuple[object, ...]]:
-        return self.con.execute(sql, list(params)).fetchall()

@@ -1,10 +1,10 @@
 """The audit as a standing ledger: what `verify --append` needs beside a plain run.
 
-An append audits its new files into a staging database exactly as a plain run does,
-knowing the hands the audit already holds, then merges the staging tables into the
-audit in one DuckDB transaction, with the table rules judged again for the tables the
-new hands touch from their first new hand on. An interrupted or failed append leaves
-the audit as it was. One writer at a time holds a lock file beside the audit.
+An append (`append.py`) audits its new files into the audit in one DuckDB transaction,
+as a plain run audits them, knowing the hands the audit already holds, and judges the
+table rules again where the new hands land. Here: the files' digests, the one writer's
+lock on the audit's directory, the stored hand ids looked up a block at a time, the
+version of the audit's tables, and the sentences for what stops an append.
 """
 
 from __future__ import annotations
