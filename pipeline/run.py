@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline import __version__
+from pipeline.checks.table import FIRST_HANDS
 from pipeline.ingest import Accounting, blocks
 from pipeline.parallel import audit_blocks
 from pipeline.progress import Progress
@@ -183,7 +184,6 @@ def not_checked(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     begins, their previous hand is not known (chinese-family.md 8)."""
     found = con.execute(
         "SELECT count(*), count(DISTINCT h.table_id) FROM players p JOIN hands h USING (hand_id) "
-        "WHERE hand_id IN (SELECT arg_min(hand_id, (hand_no, hand_id)) FROM hands "
-        "GROUP BY table_id)"
+        f"WHERE hand_id IN ({FIRST_HANDS.format(where='TRUE')})"
     ).fetchall()[0]
     return (int(found[0]), int(found[1])) if found else (0, 0)

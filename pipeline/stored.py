@@ -48,7 +48,6 @@ def _row_values(layout: Variant, extra: str) -> str:
         hand_id VARCHAR, seat BIGINT, {", ".join(f"{w} BIGINT" for w in words)}, {extra}"""
 
 
-_HAND = dict(per_hand=True)
 STORED: tuple[StoredTable, ...] = (
     StoredTable(
         "hands",

@@ -361,12 +361,15 @@ FANTASYLAND = _insert(
 )
 
 
-# The first verified hand of each table: where its audit begins (chinese-family.md 8).
-_FIRST_HANDS = """
-CREATE OR REPLACE TEMP TABLE first_hands AS
+# The first verified hand of each table (of those `where` keeps): where its audit begins
+# (chinese-family.md 8). The run's summary counts their players.
+FIRST_HANDS = """
 SELECT arg_min(hand_id, (hand_no, hand_id)) AS hand_id FROM hands
-WHERE table_id IN (SELECT table_id FROM scope) GROUP BY table_id
+WHERE {where} GROUP BY table_id
 """
+_FIRST_HANDS = "CREATE OR REPLACE TEMP TABLE first_hands AS " + FIRST_HANDS.format(
+    where="table_id IN (SELECT table_id FROM scope)"
+)
 
 # A table's hands before the judged ones, by start only (for the hand-number rule).
 _BEFORE = """
