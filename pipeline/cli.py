@@ -127,12 +127,15 @@ Inputs = Annotated[
     ),
 ]
 Workers = Annotated[
-    int,
+    int | None,
     typer.Option(
         "--workers",
         metavar="N",
         min=1,
-        help="Blocks audited side by side (threads); the output does not depend on it.",
+        help="Blocks audited side by side (threads; by default the cores, at most "
+        f"{DEFAULT_WORKERS} here); the output does not depend on it. Not with --engine spark, "
+        "whose tasks are its cluster's cores.",
+        show_default=False,
     ),
 ]
 EngineOption = Annotated[
@@ -174,9 +177,13 @@ def verify_command(
         ),
     ] = "audit",
     parquet: Annotated[
-        bool, typer.Option("--parquet", help="Also write each table as Parquet in OUT/parquet/.")
+        bool,
+        typer.Option(
+            "--parquet",
+            help="Also write each table as Parquet in OUT/parquet/ (always, with --engine spark).",
+        ),
     ] = False,
-    workers: Workers = DEFAULT_WORKERS,
+    workers: Workers = None,
     engine: EngineOption = Engine.local,
     master: Master = None,
     append: Append = False,
@@ -197,13 +204,20 @@ def _verify(
     inputs: list[str],
     out: str,
     parquet: bool,
-    workers: int,
+    workers: int | None,
     engine: Engine,
     master: str | None,
     append: bool,
 ) -> RunSummary:
     from pipeline.progress import Progress
 
+    if engine is Engine.spark and workers is not None:
+        raise AuditError(
+            "--workers sets the local engine's threads; Spark runs a task per core of its "
+            "cluster (--master local[N] on this machine: N cores)."
+        )
+    if engine is Engine.local and master is not None:
+        raise AuditError("--master names Spark's master: give it with --engine spark.")
     if parquet and append:
         raise AuditError(
             "--parquet is not written by --append (it would rewrite every table of the "
@@ -228,7 +242,12 @@ def _verify(
     arrow_without_pandas()
     local = [Path(i) for i in inputs]
     return verify(
-        local, Path(out), parquet=parquet, progress=Progress(), workers=workers, append=append
+        local,
+        Path(out),
+        parquet=parquet,
+        progress=Progress(),
+        workers=workers or DEFAULT_WORKERS,
+        append=append,
     )
 
 

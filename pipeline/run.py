@@ -84,6 +84,9 @@ class RunSummary:
                 "and quarantine tables, or `handaudit explain HAND_ID`"
             )
         )
+        if self.steps:  # an engine that told where its time went (Spark's)
+            told = ", ".join(f"{step} {seconds:.1f} s" for step, seconds in self.steps.items())
+            lines.append(f"where the time went: {told}")
         return "\n".join(lines)
 
     def _ledger_lines(self) -> list[str]:

@@ -26,7 +26,7 @@ from pipeline.ingest.quarantine import Quarantined
 from pipeline.ledger import SCHEMA_VERSION, retire_log
 from pipeline.packing import CARDS, VALUES
 from pipeline.stages import NO_STAGES, Stages
-from pipeline.stored import COLUMNS, FROM_INPUT, PUBLISHED
+from pipeline.stored import COLUMNS, PUBLISHED
 
 DB_NAME = "audit.duckdb"
 # Boards a hand may show (the Taiwanese layout's).
@@ -286,26 +286,30 @@ class AuditStore:
             Path(str(self.partial) + ".wal").unlink(missing_ok=True)
 
 
-def load_parquet_audit(out_dir: Path, parquet_dir: Path) -> Path:
-    """Build `out_dir/audit.duckdb` from the tables another engine wrote as Parquet
-    datasets (`parquet_dir/NAME/`, hive-partitioned or not); atomically, like `verify`."""
-    store = AuditStore(out_dir)
-    try:
-        for name in (*FROM_INPUT, "runs"):
-            files = parquet_dir / name
-            if not any(files.rglob("*.parquet")):
-                continue
-            columns = ", ".join(
-                f'"{column}"' for column, *_ in store.con.execute(f"DESCRIBE {name}").fetchall()
-            )
-            store.con.execute(
-                f"INSERT INTO {name} BY NAME SELECT {columns} "
-                "FROM read_parquet(?, hive_partitioning = true)",
-                [f"{files}/**/*.parquet"],
-            )
-        store.con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
-        store.con.execute(NAME_AUDITED_RECORDS.format(after=-1))
-        return store.commit()
-    except BaseException:
-        store.discard()
-        raise
+class ParquetLoad:
+    """`out_dir/audit.duckdb` built from tables another engine wrote as Parquet, table by
+    table as their files are ready (hive-partitioned or not); published atomically by
+    `commit`, like `verify`'s."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.store = AuditStore(out_dir)
+
+    def load(self, name: str, files: list[str]) -> None:
+        """The rows of `files` (paths or globs) into table `name`."""
+        if not files:
+            return
+        con = self.store.con
+        columns = ", ".join(f'"{c}"' for c, *_ in con.execute(f"DESCRIBE {name}").fetchall())
+        con.execute(
+            f"INSERT INTO {name} BY NAME SELECT {columns} "
+            "FROM read_parquet(?, hive_partitioning = true)",
+            [files],
+        )
+
+    def commit(self) -> Path:
+        self.store.con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
+        self.store.con.execute(NAME_AUDITED_RECORDS.format(after=-1))
+        return self.store.commit()
+
+    def discard(self) -> None:
+        self.store.discard()

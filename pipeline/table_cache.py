@@ -18,18 +18,22 @@ import platform
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-import pipeline.cards
 from pipeline.evaluator import memo
 
-_SOURCES = [
-    *sorted((Path(__file__).parent / "evaluator").glob("*.py")),
-    Path(pipeline.cards.__file__),
-]
+
+def _sources() -> list[tuple[str, bytes]]:
+    """The evaluator's source files and the cards', by name (read as resources: the
+    package may be a zip shipped to Spark's executors)."""
+    evaluator = resources.files("pipeline.evaluator")
+    files = sorted((f for f in evaluator.iterdir() if f.name.endswith(".py")), key=lambda f: f.name)
+    cards = resources.files("pipeline") / "cards.py"
+    return [(f.name, f.read_bytes()) for f in [*files, cards]]
 
 
 def cache_dir() -> Path | None:
@@ -49,8 +53,8 @@ def cache_dir() -> Path | None:
 @cache
 def _fingerprint() -> str:
     digest = hashlib.sha256()
-    for path in _SOURCES:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for name, source in _sources():
+        digest.update(name.encode() + b"\0" + source)
     versions = (platform.python_version(), np.__version__, pa.__version__)
     digest.update(repr(versions).encode())
     return digest.hexdigest()[:16]

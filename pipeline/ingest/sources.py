@@ -370,15 +370,12 @@ def _lines_block(
     return LinesBlock(name, numbers, lines)
 
 
-def numbered_line_blocks(name: str, first: int, lines: list[bytes]) -> Iterator[LinesBlock]:
-    """Lines split off a file elsewhere (such as Spark's reader), the first being line
-    `first` of the file, as `_line_blocks` gives them: blank lines skipped, a carriage
-    return before the line feed dropped."""
-    numbers = [first + i for i, line in enumerate(lines) if line.strip()]
-    kept = [lines[n - first].rstrip(b"\r") for n in numbers]
-    for start in range(0, len(kept), LINES_PER_BLOCK):
-        end = start + LINES_PER_BLOCK
-        yield LinesBlock(name, numbers[start:end], kept[start:end])
+def line_range_blocks(name: str, text: bytes) -> Iterator[FilePart]:
+    """The lines of `text`, a run of whole lines cut from JSON Lines file `name` elsewhere
+    (a Spark task's byte range), as `_line_blocks` gives a file's: numbered from 1 at
+    the text's first line, blank lines skipped, a carriage return before a line feed
+    dropped. The caller adds the lines before the text to the numbers."""
+    return _line_blocks(name, io.BytesIO(text))
 
 
 class _Document:

@@ -1,159 +1,387 @@
-"""What Spark's executors run: the local engine's own ingest, audit and table rules.
+"""What Spark's executors run: the local engine's own reader, audit and table rules, on
+one unit of input or one bucket of hand tables at a time (no pyspark here).
 
-`audit_files` reads whole input files (Spark's `binaryFile` rows) and `audit_lines`
-blocks of JSON Lines (Spark's text rows) through the same readers, validation and
-`audit_batch` as `handaudit verify`, and `table_rules` runs
-the same SQL of `checks.table` over the hands of whole tables. Both take and give
-Arrow batches, for `mapInArrow`.
+- `audit_units`: a unit read and audited exactly as `handaudit verify` would audit it
+  if nothing came before it; its tables written by the task (`written.UnitFiles`). It
+  gives back a small summary, the slim columns the table rules read (by bucket of hand
+  tables), and its hand ids (by bucket of ids).
+- `find_repeats`: among the ids of one bucket, the hands verified by two units, and
+  the quarantined records whose hand was verified.
+- `judge_tables`: the table rules (`checks.table`, the local engine's SQL) over the
+  hands of whole tables; their findings written, the hands they flag given back.
+- `finish_units`: a unit's hands and quarantine completed (line numbers, verdicts).
+
+A unit's outputs are (kind, unit, key, value) tuples: its summary, and its rule rows
+and ids keyed by bucket, as Arrow IPC streams (LZ4).
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator, Mapping
-from itertools import pairwise
-from pathlib import Path
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from pipeline.checks.table import QUARANTINE_APPEARANCES, check_table_rules
-from pipeline.ingest.sources import FilePart, numbered_line_blocks, read_blocks
-from pipeline.parallel import audit_blocks
-from pipeline.spark.inputs import InputFile, file_key
-from pipeline.spark.parts import (
-    RULE_INPUTS,
-    RULES,
-    Unit,
-    audit_parts,
+from pipeline.columns import whole
+from pipeline.ingest import Accounting
+from pipeline.parallel import AuditedBlock, audit_blocks
+from pipeline.spark.units import Unit, UnitReader
+from pipeline.spark.written import (
+    PENDING,
+    UnitFiles,
+    Written,
     conform,
-    quarantine_parts,
-    tables_of,
-    written_schema,
+    file_schema,
+    filesystem,
+    finish_hands,
+    finish_quarantine,
+    write_file,
 )
 from pipeline.stages import NO_STAGES
 from pipeline.store import insert_rows, quarantine_table
 from pipeline.stored import COLUMNS
 from pipeline.table_cache import cached_tables
 
-# Per unit (file number, block), the hand ids verified in earlier units: given when a
-# unit is audited again because it repeats one of them.
-Seen = Mapping[tuple[int, int], frozenset[str]]
+# What the table rules read of the stored tables (tests/spark checks that it is enough:
+# the rules run on tables of these columns alone).
+RULE_COLUMNS = {
+    "hands": ("hand_id", "table_id", "hand_no", "started_at", "point_value", "variant", "status"),
+    "players": (
+        "hand_id",
+        "seat",
+        "player_id",
+        "stack_start",
+        "add_on",
+        "recorded_stack_end",
+        "timed_out",
+        "fantasyland",
+        "fantasyland_next",
+        "fantasyland_cards",
+        "cards_dealt",
+    ),
+    "quarantine_appearances": (),  # all of them
+}
+_VERIFIED, _APPEARED = 0, 1  # the kinds of hand ids a unit gives
 
 
-def audit_files(
-    batches: Iterator[pa.RecordBatch],
-    files: Mapping[str, InputFile],
-    seen: Seen,
-    n_buckets: int,
-) -> Iterator[pa.RecordBatch]:
-    """Whole files (Spark's `binaryFile` rows: path, content) audited as `verify`
-    audits them, as task rows (`parts.audit_parts`). `files` by Spark's path."""
+@dataclass
+class UnitSummary:
+    """What a unit's task tells the driver: counts and sums, never its hands."""
+
+    unit: int
+    accounting: Accounting = field(default_factory=Accounting)
+    lines: int = 0  # the lines its range owns (the next range's numbers follow them)
+    divergences: dict[str, int] = field(default_factory=dict)
+    rake_total: Decimal = Decimal(0)
+    recorded_rake_total: Decimal = Decimal(0)
+    # Per hand table, the unit's first verified hand: (hand_no, hand_id, its players).
+    first_hands: dict[str, tuple[int, str, int]] = field(default_factory=dict)
+    files: list[Written] = field(default_factory=list)
+    seconds: float = 0.0  # the task's own time on the unit
+
+
+def to_payload(rows: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with pa.ipc.new_stream(sink, rows.schema, options=options) as stream:
+        stream.write_table(rows)
+    return bytes(sink.getvalue())
+
+
+def from_payload(payload: bytes) -> pa.Table:
+    return pa.ipc.open_stream(payload).read_all()
+
+
+def audit_units(
+    units: Iterable[Unit], staging: str, seen: Mapping[int, frozenset[str]], buckets: int
+) -> Iterator[tuple[str, int, int, Any]]:
+    """Each unit audited and written; `seen`: per unit, the hand ids verified before it
+    that it holds (given when it is audited again)."""
     pa.set_cpu_count(1)  # one task a core: Arrow's readers need no threads of their own
-    with tempfile.TemporaryDirectory(prefix="handaudit-") as scratch, cached_tables():
-        for batch in batches:
-            paths, contents = batch.column("path").to_pylist(), batch.column("content")
-            for i, path in enumerate(paths):
-                file = files[file_key(path)]
-                copy = Path(scratch) / f"{file.number}-{Path(file.name).name}"
-                copy.write_bytes(contents[i].as_py())
-                unit = Unit(file.number)
-                yield from _audit(read_blocks(copy, file.name), unit, seen, n_buckets)
-                copy.unlink()
-
-
-def audit_lines(
-    batches: Iterator[pa.RecordBatch],
-    files: Mapping[str, InputFile],
-    first_lines: Mapping[tuple[str, int], int],
-    seen: Seen,
-    n_buckets: int,
-) -> Iterator[pa.RecordBatch]:
-    """Lines of JSON Lines files (Spark's text rows: line, path, block) audited as
-    `verify` audits them, as task rows, a unit per block. `first_lines`: the number of
-    the first line of each (path, block)."""
-    pa.set_cpu_count(1)
     with cached_tables():
-        for (spelled, block), lines in _blocks_of_lines(batches):
-            path = file_key(spelled, escaped=True)
-            file, unit = files[path], Unit(files[path].number, block)
-            numbered = numbered_line_blocks(file.name, first_lines[path, block], lines)
-            yield from _audit(numbered, unit, seen, n_buckets)
+        for unit in units:
+            yield from _audit_unit(unit, staging, seen.get(unit.number, frozenset()), buckets)
 
 
-def _blocks_of_lines(
-    batches: Iterator[pa.RecordBatch],
-) -> Iterator[tuple[tuple[str, int], list[bytes]]]:
-    """The lines of each (path, block) in a task's rows, which come block after block."""
-    key: tuple[str, int] | None = None
-    lines: list[bytes] = []
-    for batch in batches:
-        paths = pc.dictionary_encode(batch.column("path")).indices.to_numpy()
-        blocks = batch.column("block").to_numpy()
-        changes = np.flatnonzero((paths[1:] != paths[:-1]) | (blocks[1:] != blocks[:-1])) + 1
-        values = batch.column("line").to_pylist()
-        for a, b in pairwise([0, *changes.tolist(), batch.num_rows]):
-            if a == b:
-                continue
-            here = (batch.column("path")[a].as_py(), int(blocks[a]))
-            if here != key and key is not None:
-                yield key, lines
-                lines = []
-            key = here
-            lines.extend(values[a:b])
-    if key is not None:
-        yield key, lines
+def _audit_unit(
+    unit: Unit, staging: str, seen: frozenset[str], buckets: int
+) -> Iterator[tuple[str, int, int, Any]]:
+    started = time.perf_counter()
+    files = UnitFiles(staging, unit.label)
+    summary = UnitSummary(unit.number)
+    slim: dict[str, list[pa.Table]] = {"hands": [], "players": [], "quarantine": []}
+    reader = UnitReader(unit)
+    for audited in audit_blocks(reader.blocks(), 1, NO_STAGES, seen=set(seen)):
+        summary.accounting.add(audited.verified, audited.rejects)
+        _write_block(audited, files, summary, slim)
+    summary.lines = reader.lines
+    summary.files = files.close()
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        rules = _rule_inputs(con, slim)
+        summary.first_hands = _first_hands(con)
+        summary.seconds = time.perf_counter() - started
+        yield "summary", unit.number, unit.number, summary
+        for bucket, rows in _by_bucket(rules, buckets, con):
+            yield "rules", unit.number, bucket, rows
+        for bucket, ids in _ids(con, unit.number, buckets):
+            yield "ids", unit.number, bucket, ids
+    finally:
+        con.close()
 
 
-def _audit(
-    blocks: Iterator[FilePart], unit: Unit, seen: Seen, n_buckets: int
-) -> Iterator[pa.RecordBatch]:
-    before = set(seen.get((unit.file_no, unit.block), ()))
-    for audited in audit_blocks(blocks, 1, NO_STAGES, seen=before):
-        for audit in audited.audits:
-            yield from audit_parts(audit.tables(), unit, n_buckets)
-        if audited.rejects:
-            yield from quarantine_parts(quarantine_table(audited.rejects), unit, n_buckets)
-
-
-class _MemoryStore:
-    """The store's tables in memory, for `check_table_rules` over some tables' hands."""
-
-    def __init__(self, tables: Mapping[str, pa.Table]) -> None:
-        self.con = duckdb.connect(config={"threads": 1})
-        self.con.execute("SET TimeZone = 'UTC'")
-        for name in (*RULE_INPUTS, "divergences", "quarantine_appearances"):
-            self.con.execute(f"CREATE TABLE {name} ({COLUMNS[name]})")
+def _write_block(
+    audited: AuditedBlock,
+    files: UnitFiles,
+    summary: UnitSummary,
+    slim: dict[str, list[pa.Table]],
+) -> None:
+    for audit in audited.audits:
+        tables = audit.tables()
+        hands = tables["hands"]
         for name, rows in tables.items():
-            insert_rows(self.con, name, rows)
-        self.con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
+            at = pc.index_in(rows["hand_id"], value_set=hands["hand_id"])
+            files.add(name, rows, hands["day"].take(at))
+        for name in ("hands", "players"):
+            rows = tables[name]
+            slim[name].append(
+                rows.select([c for c in RULE_COLUMNS[name] if c in rows.schema.names])
+            )
+        for counted in pc.value_counts(tables["divergences"]["check"]).to_pylist():
+            check, n = counted["values"], counted["counts"]
+            summary.divergences[check] = summary.divergences.get(check, 0) + n
+        summary.rake_total += pc.sum(hands["rake_total"]).as_py() or 0
+        summary.recorded_rake_total += pc.sum(hands["recorded_rake_total"]).as_py() or 0
+    if audited.rejects:
+        quarantined = quarantine_table(audited.rejects)
+        files.add("quarantine", quarantined)
+        slim["quarantine"].append(quarantined)
+
+
+def _table(con: duckdb.DuckDBPyConnection, name: str, parts: list[pa.Table]) -> None:
+    """`parts` as table `name` of `con`, of the stored columns, empty when none."""
+    con.execute(f"CREATE TABLE {name} ({COLUMNS[name]})")
+    if parts:
+        insert_rows(con, name, pa.concat_tables(parts))
+
+
+def _rule_inputs(
+    con: duckdb.DuckDBPyConnection, slim: dict[str, list[pa.Table]]
+) -> dict[str, pa.Table]:
+    """The unit's slim tables for the table rules, each row with its hand table's id."""
+    for name in ("hands", "players", "quarantine"):
+        _table(con, name, slim[name])
+    con.execute(f"CREATE TABLE quarantine_appearances ({COLUMNS['quarantine_appearances']})")
+    con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
+    hands = ", ".join(f'h."{c}"' for c in RULE_COLUMNS["hands"])
+    players = ", ".join(f'p."{c}"' for c in RULE_COLUMNS["players"])
+    return {
+        "hands": con.sql(f"SELECT {hands}, h.table_id AS _table FROM hands h").to_arrow_table(),
+        "players": con.sql(
+            f"SELECT {players}, h.table_id AS _table FROM players p JOIN hands h USING (hand_id)"
+        ).to_arrow_table(),
+        "quarantine_appearances": con.sql(
+            "SELECT *, table_id AS _table FROM quarantine_appearances"
+        ).to_arrow_table(),
+    }
+
+
+def _first_hands(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, str, int]]:
+    found = con.execute(
+        """
+        WITH first AS (
+            SELECT table_id, min(hand_no) AS hand_no,
+                   arg_min(hand_id, (hand_no, hand_id)) AS hand_id
+            FROM hands GROUP BY table_id
+        )
+        SELECT f.table_id, f.hand_no, f.hand_id, count(p.seat)
+        FROM first f LEFT JOIN players p USING (hand_id)
+        GROUP BY ALL
+        """
+    ).fetchall()
+    return {table: (hand_no, hand_id, players) for table, hand_no, hand_id, players in found}
+
+
+def _key_buckets(
+    con: duckdb.DuckDBPyConnection, keys: pa.Array, buckets: int
+) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """Each key's bucket of `buckets`: the same key lands in the same bucket in every task
+    (DuckDB's hash, the same on every executor)."""
+    con.register("keys_", pa.table({"k": keys}))
+    try:
+        found = con.sql(f"SELECT hash(k) % {buckets} FROM keys_").to_arrow_table()[0]
+    finally:
+        con.unregister("keys_")
+    return whole(found).cast(pa.int64()).to_numpy(zero_copy_only=False)
+
+
+def _split(rows: pa.Table, keys: np.ndarray[Any, Any]) -> Iterator[tuple[int, pa.Table]]:
+    """The rows of each key, in one sort."""
+    order = np.argsort(keys, kind="stable")
+    starts = np.flatnonzero(np.diff(keys[order], prepend=-1))
+    for start, end in zip(starts, [*starts[1:], len(order)], strict=True):
+        yield int(keys[order[start]]), rows.take(pa.array(order[start:end]))
+
+
+def _by_bucket(
+    tables: dict[str, pa.Table], buckets: int, con: duckdb.DuckDBPyConnection
+) -> Iterator[tuple[int, tuple[str, bytes]]]:
+    """Each table's rows by the bucket of their hand table (`_table`), as payloads."""
+    for name, rows in tables.items():
+        if rows.num_rows == 0:
+            continue
+        keys = _key_buckets(con, rows["_table"], buckets)
+        for bucket, part in _split(rows.drop_columns(["_table"]), keys):
+            yield bucket, (name, to_payload(part))
+
+
+def _ids(con: duckdb.DuckDBPyConnection, unit: int, buckets: int) -> Iterator[tuple[int, bytes]]:
+    ids = con.sql(
+        f"SELECT hand_id, {_VERIFIED}::TINYINT AS kind, {unit} AS unit FROM hands "
+        f"UNION ALL SELECT DISTINCT hand_id, {_APPEARED}::TINYINT, {unit} "
+        "FROM quarantine_appearances"
+    ).to_arrow_table()
+    if ids.num_rows:
+        for bucket, part in _split(ids, _key_buckets(con, ids["hand_id"], buckets)):
+            yield bucket, to_payload(part)
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """What one bucket of ids shows: per unit, the ids verified by an earlier unit;
+    and the ids of quarantined records that a unit verified."""
+
+    again: dict[int, set[str]]
+    verified_elsewhere: set[str]
+
+
+def find_repeats(payloads: Iterable[tuple[int, bytes]]) -> Iterator[Repeats]:
+    tables = [from_payload(payload) for _, payload in payloads]
+    if not tables:
+        return
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        con.register("ids", pa.concat_tables(tables))
+        again: dict[int, set[str]] = {}
+        for unit, hand_id in con.execute(
+            f"""
+            WITH v AS (SELECT hand_id, unit FROM ids WHERE kind = {_VERIFIED}),
+            owners AS (SELECT hand_id, min(unit) AS owner FROM v GROUP BY 1 HAVING count(*) > 1)
+            SELECT v.unit, v.hand_id FROM v JOIN owners USING (hand_id) WHERE v.unit > owner
+            """
+        ).fetchall():
+            again.setdefault(unit, set()).add(hand_id)
+        elsewhere = con.execute(
+            f"SELECT DISTINCT hand_id FROM ids WHERE kind = {_APPEARED} AND hand_id IN "
+            f"(SELECT hand_id FROM ids WHERE kind = {_VERIFIED})"
+        ).fetchall()
+    finally:
+        con.close()
+    yield Repeats(again, {hand_id for (hand_id,) in elsewhere})
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What the table rules found in one bucket of hand tables."""
+
+    written: Written | None
+    divergences: dict[str, int]  # by check, at verified hands
+    flagged: bytes  # the verified hands they flag, as a payload of one column
+
+
+def judge_tables(
+    bucket: int,
+    payloads: Iterable[tuple[int, tuple[str, bytes]]],
+    staging: str,
+    verified_elsewhere: frozenset[str],
+) -> Iterator[Judged]:
+    """The table rules over the slim tables of whole hand tables."""
+    parts: dict[str, list[pa.Table]] = {name: [] for name in RULE_COLUMNS}
+    for _, (name, payload) in payloads:
+        parts[name].append(from_payload(payload))
+    if not any(parts.values()):
+        return
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        _slim_tables(con, parts, verified_elsewhere)
+        check_table_rules(_Store(con))
+        found = con.sql("SELECT * FROM divergences").to_arrow_table()
+        verified = "hand_id IN (SELECT hand_id FROM hands)"
+        counts = con.execute(
+            f'SELECT "check", count(*) FROM divergences WHERE {verified} GROUP BY 1'
+        ).fetchall()
+        flagged = con.sql(
+            f"SELECT DISTINCT hand_id FROM divergences WHERE {verified}"
+        ).to_arrow_table()
+    finally:
+        con.close()
+    written = None
+    if found.num_rows:
+        rows = conform(found, file_schema("divergences"))
+        written = write_file(staging, f"divergences/part-rules-{bucket:05}.parquet", rows)
+    yield Judged(written, dict(counts), to_payload(flagged))
+
+
+class _Store:
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
 
     def query(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
         return self.con.execute(sql, list(params)).fetchall()
 
 
-def table_rules(
-    batches: Iterator[pa.RecordBatch], verified_elsewhere: frozenset[str]
-) -> Iterator[pa.RecordBatch]:
-    """The table rules' divergences over the "rules:" parts of whole hand tables.
+def _slim_tables(
+    con: duckdb.DuckDBPyConnection,
+    parts: dict[str, list[pa.Table]],
+    verified_elsewhere: frozenset[str],
+) -> None:
+    """The tables the rules read, of the columns they read alone (a column they lack
+    would be an error, not a silent NULL), and the table of their findings."""
+    for name, columns in RULE_COLUMNS.items():
+        con.execute(f"CREATE TEMP TABLE stored_{name} ({COLUMNS[name]})")
+        kept = ", ".join(f'"{c}"' for c in columns) or "*"
+        con.execute(f"CREATE TABLE {name} AS SELECT {kept} FROM stored_{name}")
+        con.execute(f"DROP TABLE stored_{name}")
+        if parts[name]:
+            rows = pa.concat_tables(parts[name])
+            if name == "quarantine_appearances" and verified_elsewhere:
+                ids = pa.array(sorted(verified_elsewhere), pa.string())
+                rows = rows.filter(pc.invert(pc.is_in(rows["hand_id"], value_set=ids)))
+            insert_rows(con, name, rows)
+    con.execute(f"CREATE TABLE divergences ({COLUMNS['divergences']})")
 
-    `verified_elsewhere`: quarantined hand ids verified in another hand table, which
-    the rules leave out as they leave out every verified one.
-    """
-    tables = {name.removeprefix(RULES): rows for name, rows in tables_of(batches).items()}
-    quarantined = tables.get("quarantine")
-    if quarantined is not None and verified_elsewhere:
-        ids = pa.array(sorted(verified_elsewhere), pa.string())
-        tables["quarantine"] = quarantined.filter(
-            pc.invert(pc.is_in(quarantined["hand_id"], value_set=ids))
-        )
-    store = _MemoryStore(tables)
-    try:
-        check_table_rules(store)
-        found = store.con.sql("SELECT * FROM divergences").to_arrow_table()
-    finally:
-        store.con.close()
-    yield from conform(found, written_schema("divergences")).to_batches()
+
+@dataclass(frozen=True)
+class Finished:
+    """A unit's finished files, and how many of its hands diverged."""
+
+    written: list[Written]
+    hands_diverged: int
+
+
+def finish_units(
+    units: Iterable[tuple[Unit, int, list[Written]]], staging: str, flagged: pa.Array
+) -> Iterator[Finished]:
+    """Each unit's pending hands and quarantine with their lines numbered in the file
+    (its first line given) and the table rules' verdicts, in their final place."""
+    fs, root = filesystem(staging)
+    for unit, first_line, pending in units:
+        written, diverged = [], 0
+        for file in pending:
+            rows = pq.read_table(f"{root}/{file.path}", filesystem=fs)
+            if file.table == "hands":
+                rows = finish_hands(rows, unit.file.name, first_line, flagged)
+                diverged += pc.sum(pc.equal(rows["status"], "diverged")).as_py() or 0
+            else:
+                rows = finish_quarantine(rows, unit.file.name, first_line)
+            written.append(write_file(staging, file.path.removeprefix(PENDING), rows))
+        yield Finished(written, diverged)

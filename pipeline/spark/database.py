@@ -1,0 +1,77 @@
+"""`OUT/audit.duckdb` built from the Spark engine's Parquet while Spark still works.
+
+Most tables are final once their unit is audited (players, rows, settlements...): they
+are loaded on a thread of the driver while the table rules and the finishing run.
+The rest (hands, quarantine, the rules' findings, runs) are loaded once assembled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+import duckdb
+
+from pipeline.ledger import write_failure
+from pipeline.spark.written import Written
+from pipeline.store import ParquetLoad
+
+T = TypeVar("T")
+
+
+class Database:
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self._load: ParquetLoad | None = None
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="duckdb")
+        self._early: Future[None] | None = None
+        self._early_files: set[str] = set()
+
+    def start(self, root: str, files: Iterable[Written]) -> None:
+        """Load `files` (below `root`) on the thread; they must stay until `wait`."""
+        files = list(files)
+        self._early_files = {f.path for f in files}
+        self._early = self._thread.submit(self._files, root, files)
+
+    def loaded(self, file: Written) -> bool:
+        """Whether `file` was loaded early."""
+        return file.path in self._early_files
+
+    def wait(self) -> None:
+        """The early files loaded (or their failure raised)."""
+        if self._early is not None:
+            self._write(self._early.result)
+
+    def finish(self, root: str, files: Iterable[Written]) -> Path:
+        """The rest of the tables loaded, and audit.duckdb published."""
+        self.wait()
+        self._write(lambda: self._files(root, list(files)))
+        return self._write(self._loaded().commit)
+
+    def discard(self) -> None:
+        self._thread.shutdown(wait=True, cancel_futures=True)
+        if self._load is not None:
+            self._load.discard()
+
+    def _loaded(self) -> ParquetLoad:
+        if self._load is None:
+            self._load = ParquetLoad(self.out)
+        return self._load
+
+    def _files(self, root: str, files: list[Written]) -> None:
+        by_table: dict[str, list[str]] = {}
+        for file in files:
+            if file.table == "hand_values":  # the store holds them from the start
+                continue
+            by_table.setdefault(file.table, []).append(f"{root}/{file.path}")
+        load = self._loaded()
+        for table, paths in by_table.items():
+            load.load(table, paths)
+
+    def _write(self, step: Callable[[], T]) -> T:
+        try:
+            return step()
+        except duckdb.Error as error:
+            raise write_failure(error, self.out) from None

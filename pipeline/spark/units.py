@@ -1,0 +1,181 @@
+"""The input cut into units, one per Spark task, and each unit read as the local engine
+reads a file (no pyspark here: the driver plans, the executors read).
+
+A unit is a whole file, or, for a large plain JSON Lines file, a range of its bytes.
+The driver cuts the ranges by size alone, reading nothing. A task owns the lines that
+start inside its range: it skips the end of a line begun before it and reads on past
+its end to finish its last line. It numbers its lines from 1 and counts them; the
+driver adds the lines of the file's earlier units (`Unit.first_line`), which tasks
+count over the same bytes they audit, so no pass over the input numbers lines alone.
+
+Files are opened with pyarrow's file systems: local paths, and the URIs pyarrow knows
+(s3://, gs://, hdfs://).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pyarrow.fs as pafs
+
+from pipeline.ingest.sources import (
+    SUFFIXES,
+    FilePart,
+    InputError,
+    input_files,
+    line_range_blocks,
+    read_blocks,
+)
+
+# A task audits at most about this many bytes of a JSON Lines file
+# (HANDAUDIT_SPARK_SPLIT_BYTES sets it).
+SPLIT_BYTES = 64 << 20
+# How much more is read at a time to finish a range's last line.
+_TAIL = 1 << 16
+
+
+def is_local(path: str) -> bool:
+    """Whether a path names this machine's file system (no scheme, or file:)."""
+    scheme = urlparse(path).scheme
+    return scheme in ("", "file") or len(scheme) == 1  # a Windows drive letter
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A file of the input in the local engine's order: where it is (`uri`, a local
+    absolute path or a URI), the name sources give it, and its size."""
+
+    number: int
+    uri: str
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What one task audits: a whole file, or the lines starting in bytes [start, end)."""
+
+    number: int  # its place in the input's order: units in this order are the input's
+    file: InputFile
+    start: int = 0
+    end: int | None = None  # None: the whole file
+
+    @property
+    def label(self) -> str:
+        """What the files the unit's task writes are named by (the same on a retry)."""
+        return f"{self.file.number:05}-{self.start:012}"
+
+
+def list_inputs(inputs: Sequence[str]) -> list[InputFile]:
+    """The files of `inputs` in the local engine's order (local ones by `input_files`, so
+    that they are named as it names them; others sorted below each given path)."""
+    found: list[tuple[str, str, int]] = []
+    for given in inputs:
+        if is_local(given):
+            for local in input_files([Path(given.removeprefix("file:"))]):
+                found.append((os.path.abspath(local), str(local), local.stat().st_size))
+        else:
+            found.extend((uri, uri, size) for uri, size in _remote_files(given))
+    return [InputFile(n, uri, name, size) for n, (uri, name, size) in enumerate(found)]
+
+
+def _remote_files(given: str) -> list[tuple[str, int]]:
+    fs, root = pafs.FileSystem.from_uri(given)
+    scheme = given.split("://", 1)[0] + "://"
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.File:
+        listed = [info]
+    else:
+        listed = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    files = sorted(
+        (scheme + i.path, i.size or 0)
+        for i in listed
+        if i.type == pafs.FileType.File and i.path.endswith(SUFFIXES)
+    )
+    if not files:
+        raise InputError(f"No hand-history files in {given} (looked for {', '.join(SUFFIXES)}).")
+    return files
+
+
+def plan_units(files: Sequence[InputFile], split_bytes: int = SPLIT_BYTES) -> list[Unit]:
+    """Every file a unit, but plain JSON Lines files larger than `split_bytes`, cut into
+    ranges of that size."""
+    units: list[Unit] = []
+    for file in files:
+        if file.name.endswith(".jsonl") and file.size > split_bytes:
+            for start in range(0, file.size, split_bytes):
+                end = min(start + split_bytes, file.size)
+                units.append(Unit(len(units), file, start, end))
+        else:
+            units.append(Unit(len(units), file))
+    return units
+
+
+class UnitReader:
+    """A unit's blocks, as the local reader gives its file's; `lines` once read: the
+    lines the unit owns (for a range; the next range's first line follows them)."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self.lines = 0
+
+    def blocks(self) -> Iterator[FilePart]:
+        unit = self.unit
+        if unit.end is None:
+            with _local_copy(unit.file) as path:
+                yield from read_blocks(path, unit.file.name)
+            return
+        fs, where = _filesystem(unit.file.uri)
+        with fs.open_input_file(where) as handle:
+            text = owned_text(handle, unit.start, unit.end, unit.file.size)
+        self.lines = text.count(b"\n")
+        if text:
+            yield from line_range_blocks(unit.file.name, text)
+
+
+def owned_text(handle: pafs.NativeFile, start: int, end: int, size: int) -> bytes:
+    """The lines that start in bytes [start, end) of a file of `size` bytes, whole."""
+    text = handle.read_at(end - start, start)
+    if start > 0 and handle.read_at(1, start - 1) != b"\n":
+        cut = text.find(b"\n")  # the end of a line the range before owns
+        text = b"" if cut < 0 else text[cut + 1 :]
+    if not text or text.endswith(b"\n"):
+        return text
+    tail = [text]
+    at = end
+    while at < size:
+        more = handle.read_at(min(_TAIL, size - at), at)
+        cut = more.find(b"\n")
+        if cut >= 0:
+            tail.append(more[: cut + 1])
+            break
+        tail.append(more)
+        at += len(more)
+    return b"".join(tail)
+
+
+def _filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    if is_local(uri):
+        return pafs.LocalFileSystem(), uri.removeprefix("file:")
+    return pafs.FileSystem.from_uri(uri)
+
+
+@contextmanager
+def _local_copy(file: InputFile) -> Iterator[Path]:
+    """The file as a local path: itself, or a copy of a remote one for the reader."""
+    if is_local(file.uri):
+        yield Path(file.uri.removeprefix("file:"))
+        return
+    fs, path = pafs.FileSystem.from_uri(file.uri)
+    with tempfile.TemporaryDirectory(prefix="handaudit-") as scratch:
+        copy = Path(scratch) / Path(file.name).name
+        with fs.open_input_stream(path) as source, copy.open("wb") as target:
+            shutil.copyfileobj(source, target, 1 << 22)
+        yield copy
