@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-fast lint bench bench-eval profile sample clean
+.PHONY: install demo test test-fast lint bench bench-eval profile sample clean spark-cluster-demo
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,14 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_pipeline.py --hands 200000
 	$(BIN)/python scripts/bench_spark.py --hands 200000
 	$(BIN)/python scripts/bench_append.py --history 1000000 --day 100000
+	$(BIN)/python scripts/bench_spark.py --hands 1000000 --repeat 1 \
+		--parquet bench/append-1000000-100000/history.parquet
+
+# A Spark standalone cluster on this machine (a master and two workers, each its own
+# JVM, started from the installed PySpark), the bundled sample audited on it with the
+# package shipped to executors whose Python lacks it, and compared with the local engine.
+spark-cluster-demo: $(STAMP)
+	$(BIN)/python scripts/spark_cluster.py demo
 
 # Where the time of one run goes, thread by thread: a flame graph of `verify` on the
 # bench's 200,000 Parquet hands, in bench/profile.svg (py-spy samples the process).

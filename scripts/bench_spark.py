@@ -3,10 +3,11 @@
 Run: make bench (after bench_pipeline.py, which generates the hands), or
 .venv/bin/python scripts/bench_spark.py --hands 200000 --repeat 2.
 Each run is a fresh process; the local and the Spark engine run in turns on the same
-files (the JSON Lines file, and the Parquet split into --parts files, since Spark reads
-a Parquet file whole in one task), so that both see the same machine noise. The Spark
-runs say where their time went, step by step (start-up, listing, audit, table rules,
-each table's write, the DuckDB file).
+files (the JSON Lines file, cut into byte ranges by the engine; and the Parquet split
+into --parts files, since a Parquet file is one task), so that both see the same
+machine noise. The Spark runs say where their time went, step by step, and the
+driver's peak memory (its Python process: the driver holds no hands, so it should
+not grow with them). An input not generated for --hands is left out.
 """
 
 from __future__ import annotations
@@ -32,8 +33,24 @@ def measure_spark(inputs: list[str], out: str, master: str) -> None:
     started = time.perf_counter()
     summary = verify_on_spark(inputs, out, master)
     seconds = time.perf_counter() - started
-    figures = {"hands": summary.accounting.verified, "seconds": seconds, "steps": summary.steps}
+    peak = high_water_mb()
+    figures = {
+        "hands": summary.accounting.verified,
+        "seconds": seconds,
+        "steps": summary.steps,
+        "driver_mb": peak,
+    }
     print(json.dumps(figures))
+
+
+def high_water_mb() -> float:
+    """This process's peak resident memory (VmHWM: unlike getrusage's, not inherited
+    from the process that started this one)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def run(command: list[str]) -> dict[str, object]:
@@ -48,15 +65,17 @@ def run(command: list[str]) -> dict[str, object]:
     return {**figures, "wall": seconds}
 
 
-def parquet_parts(parquet: Path, parts: int) -> Path:
+def parquet_parts(parquet: Path, parts: int, beside: Path) -> Path:
     """The Parquet file split into `parts` files of whole row groups, in a folder."""
-    folder = parquet.parent.parent / f"parquet-{parts}-parts"
+    folder = beside / f"parquet-{parts}-parts"
     if not folder.exists():
-        folder.mkdir()
+        partial = folder.with_name(folder.name + ".partial")
+        partial.mkdir(parents=True, exist_ok=True)
         table = pq.read_table(parquet)
         size = -(-table.num_rows // parts)
         for i in range(parts):
-            pq.write_table(table.slice(i * size, size), folder / f"part-{i:02}.parquet")
+            pq.write_table(table.slice(i * size, size), partial / f"part-{i:02}.parquet")
+        partial.rename(folder)
     return folder
 
 
@@ -65,6 +84,11 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--parts", type=int, default=8)
+    ap.add_argument(
+        "--parquet",
+        type=Path,
+        help="hands as one Parquet file (default: bench_pipeline.py's for --hands)",
+    )
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=ROOT / "bench")
@@ -75,10 +99,14 @@ def main() -> None:
         measure_spark(inputs, out, a.master)
         return
     folder = a.out / f"pipeline-{a.hands}"
-    jsonl, parquet = folder / "hands.jsonl", folder / "parquet" / "hands.parquet"
-    if not jsonl.exists() or not parquet.exists():
+    jsonl, parquet = folder / "hands.jsonl", a.parquet or folder / "parquet" / "hands.parquet"
+    if not jsonl.exists() and not parquet.exists():
         raise SystemExit(f"no bench data in {folder}: run scripts/bench_pipeline.py first")
-    inputs = {"JSON Lines": jsonl, f"Parquet, {a.parts} files": parquet_parts(parquet, a.parts)}
+    inputs = {}
+    if jsonl.exists():
+        inputs["JSON Lines"] = jsonl
+    if parquet.exists():
+        inputs[f"Parquet, {a.parts} files"] = parquet_parts(parquet, a.parts, folder)
     local = [sys.executable, "-m", "pipeline", "verify", "--workers", str(a.workers), "--out"]
     spark = [sys.executable, __file__, "--master", a.master, "--measure-spark"]
     print(
@@ -86,8 +114,10 @@ def main() -> None:
         f"(--workers {a.workers}), {a.hands:,} hands, {os.cpu_count()} cores, "
         f"median of {a.repeat}"
     )
-    print("\n| input | local s | Spark s | Spark / local | Spark's steps (median s) |")
-    print("| --- | ---: | ---: | ---: | --- |")
+    print(
+        "\n| input | local s | Spark s | Spark / local | driver MB | Spark's steps (median s) |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
     for name, path in inputs.items():
         locals_, sparks = [], []
         for _ in range(a.repeat):
@@ -100,7 +130,11 @@ def main() -> None:
             for step, seconds in dict(r["steps"]).items():  # type: ignore[call-overload]
                 steps.setdefault(step, []).append(seconds)
         told = ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in steps.items())
-        print(f"| {name} | {local_s:.1f} | {spark_s:.1f} | {spark_s / local_s:.1f} | {told} |")
+        driver = max(float(str(r["driver_mb"])) for r in sparks)
+        print(
+            f"| {name} | {local_s:.1f} | {spark_s:.1f} | {spark_s / local_s:.2f} | "
+            f"{driver:.0f} | {told} |"
+        )
     print("\nWall seconds of whole processes (Spark's include starting and stopping its JVM).")
 
 

@@ -1,8 +1,10 @@
 """`OUT/audit.duckdb` built from the Spark engine's Parquet while Spark still works.
 
-Most tables are final once their unit is audited (players, rows, settlements...): they
-are loaded on a thread of the driver while the table rules and the finishing run.
-The rest (hands, quarantine, the rules' findings, runs) are loaded once assembled.
+Most tables are final once their unit is audited (`EARLY`: players, rows, settlements,
+...): they are loaded on a thread of the driver as soon as the audit's tasks are done,
+while the table rules and the finishing run. The rest (hands, quarantine, findings,
+runs) are loaded once assembled. Should the early files not be the ones the tasks
+report in the end (units audited again), the database starts over with those.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from pipeline.spark.written import Written
 from pipeline.store import ParquetLoad
 
 T = TypeVar("T")
+# The tables whose files are final when their unit's task ends.
+EARLY = ("players", "row_values", "family_row_values", "settlements", "sitting_out",
+         "player_streets")  # fmt: skip
 
 
 class Database:
@@ -38,6 +43,16 @@ class Database:
     def loaded(self, file: Written) -> bool:
         """Whether `file` was loaded early."""
         return file.path in self._early_files
+
+    def settle(self, root: str, files: Iterable[Written]) -> None:
+        """The early tables are to be those of `files`: loaded already, or loaded again."""
+        early = [f for f in files if f.table in EARLY]
+        if self._early is not None and {f.path for f in early} == self._early_files:
+            return
+        self.discard()
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="duckdb")
+        self._load = None
+        self.start(root, early)
 
     def wait(self) -> None:
         """The early files loaded (or their failure raised)."""
@@ -65,7 +80,7 @@ class Database:
         for file in files:
             if file.table == "hand_values":  # the store holds them from the start
                 continue
-            by_table.setdefault(file.table, []).append(f"{root}/{file.path}")
+            by_table.setdefault(file.table, []).append(f"{root}/{file.published}")
         load = self._loaded()
         for table, paths in by_table.items():
             load.load(table, paths)

@@ -27,16 +27,15 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pyarrow as pa
 from py4j.protocol import Py4JError
-from pyspark import RDD, SparkContext, StorageLevel
+from pyspark import RDD, SparkContext
 from pyspark.errors import PySparkException
 
 from pipeline.errors import AuditError
@@ -44,27 +43,25 @@ from pipeline.evaluator.values import hand_values
 from pipeline.ingest import Accounting
 from pipeline.progress import Progress
 from pipeline.run import Run, RunSummary, run_row
-from pipeline.spark.database import Database
+from pipeline.spark.database import EARLY, Database
 from pipeline.spark.session import spark_context
 from pipeline.spark.tasks import (
-    Finished,
     Judged,
     Repeats,
     UnitSummary,
     audit_units,
-    find_repeats,
     finish_units,
     from_payload,
-    judge_tables,
+    gathered,
 )
 from pipeline.spark.units import SPLIT_BYTES, Unit, is_local, list_inputs, plan_units
 from pipeline.spark.written import (
-    PENDING,
     Written,
     assemble,
     conform,
     discard,
     file_schema,
+    files_of,
     publish,
     write_file,
 )
@@ -164,30 +161,30 @@ class _Run:
     def audit(self) -> tuple[RunSummary, list[Written]]:
         """Spark's part: every unit audited, the table rules run, the tables finished;
         the run's summary and the files the tasks wrote."""
-        self.progress.step(f"auditing {len(self.units)} units")
-        outputs = self._audited(self.units, {})
-        summaries = {s.unit: s for s in _values(outputs, "summary")}
-        self.progress.step("finding hands repeated across units")
-        repeats = self._repeats(outputs)
+        self.progress.step(f"auditing {len(self.units)} units, and the table rules")
+        shuffled = self._audited(self.units, {})
+        watch = self._when_audited(self._load_early)
+        try:
+            summaries, repeats, judged = self._gathered(shuffled, frozenset())
+        finally:
+            watch.set()
         again = {unit: frozenset(ids) for r in repeats for unit, ids in r.again.items()}
-        if again:
-            self.progress.step(f"auditing {len(again)} units again (hands repeated across them)")
-            redo = [unit for unit in self.units if unit.number in again]
-            more = self._audited(redo, again)
-            summaries.update({s.unit: s for s in _values(more, "summary")})
-            outputs = outputs.filter(_not_of(again.keys())).union(more)
-        files = [f for s in summaries.values() for f in s.files if not f.path.startswith(PENDING)]
-        if self.database:  # final already: loaded while Spark goes on
-            self.database.start(self.staging, files)
-        self.progress.step("table rules")
         elsewhere = frozenset(i for r in repeats for i in r.verified_elsewhere)
-        judged = self._judged(outputs, elsewhere)
-        self.progress.step("numbering lines and flagging hands")
-        finished = self._finished(summaries, judged)
+        if again or elsewhere:  # rare: the rules are run again knowing them
+            self.progress.step(f"auditing {len(again)} units again (hands repeated across them)")
+            redone = frozenset(again)
+            kept = shuffled.filter(lambda output: output[1][1] not in redone)
+            more = self._audited([u for u in self.units if u.number in redone], again)
+            shuffled = kept.union(more).partitionBy(self.buckets + 1, _key)
+            again_summaries, _, judged = self._gathered(shuffled, elsewhere)
+            summaries.update(again_summaries)
+        files = [f for s in summaries.values() for f in s.files if not f.pending]
+        if self.database:  # loaded while Spark goes on, unless they changed
+            self.database.settle(self.staging, files)
+        files += self._finished(summaries, judged)
         self.progress.step("summary and runs")
-        summary = self._summary(summaries, judged, finished)
+        summary = self._summary(summaries, judged)
         files += [f for j in judged if j.written for f in [j.written]]
-        files += [f for done in finished for f in done.written]
         files += [self._hand_values(), self._runs_row(summary)]
         return summary, files
 
@@ -218,48 +215,79 @@ class _Run:
             self.database.discard()
 
     def _audited(self, units: list[Unit], seen: dict[int, frozenset[str]]) -> RDD[Any]:
-        """Each unit's task outputs, kept: every later step reads them."""
+        """Each unit's task outputs, gathered by key (`tasks.audit_units`): the shuffle's
+        writing is part of the audit's tasks."""
         task = partial(audit_units, staging=self.staging, seen=seen, buckets=self.buckets)
         outputs = self.sc.parallelize(units, len(units)).mapPartitions(task)
-        outputs = outputs.persist(StorageLevel.MEMORY_AND_DISK)
-        self.kept.append(outputs)
-        return outputs
+        return outputs.partitionBy(self.buckets + 1, _key)
 
-    def _repeats(self, outputs: RDD[Any]) -> list[Repeats]:
-        ids = _keyed(outputs, "ids").partitionBy(self.buckets)
-        return ids.mapPartitions(find_repeats).collect()
+    def _when_audited(self, then: Callable[[], None]) -> threading.Event:
+        """Call `then` on a thread once every audit task of the job about to run has
+        finished (the job's first stage), unless the returned event is set first."""
+        done = threading.Event()
+        tracker = self.sc.statusTracker()
+        self.sc.setJobGroup("audit", "the audit of every unit", interruptOnCancel=False)
 
-    def _judged(self, outputs: RDD[Any], elsewhere: frozenset[str]) -> list[Judged]:
-        rules = _keyed(outputs, "rules").partitionBy(self.buckets)
-        judge = partial(_judge, staging=self.staging, elsewhere=elsewhere)
-        return rules.mapPartitionsWithIndex(judge).collect()
+        def watch() -> None:
+            while not done.wait(0.2):
+                for job in tracker.getJobIdsForGroup("audit"):
+                    info = tracker.getJobInfo(job)
+                    stage = tracker.getStageInfo(min(info.stageIds)) if info else None
+                    if stage and stage.numTasks and stage.numCompletedTasks == stage.numTasks:
+                        then()
+                        return
 
-    def _finished(self, summaries: dict[int, UnitSummary], judged: list[Judged]) -> list[Finished]:
-        flagged = pa.concat_arrays(
-            [from_payload(j.flagged)[0].combine_chunks().cast(pa.string()) for j in judged]
-            or [pa.array([], pa.string())]
+        threading.Thread(target=watch, name="audit-watch", daemon=True).start()
+        return done
+
+    def _load_early(self) -> None:
+        if self.database:
+            self.database.start(self.staging, files_of(self.staging, EARLY))
+
+    def _gathered(
+        self, shuffled: RDD[Any], elsewhere: frozenset[str]
+    ) -> tuple[dict[int, UnitSummary], list[Repeats], list[Judged]]:
+        """The summaries, repeated ids and table rules' findings of the gathered outputs."""
+        task = partial(
+            gathered, staging=self.staging, buckets=self.buckets, verified_elsewhere=elsewhere
         )
-        work = []
+        results = shuffled.mapPartitionsWithIndex(task).collect()
+        summaries = {r.unit: r for r in results if isinstance(r, UnitSummary)}
+        repeats = [r for r in results if isinstance(r, Repeats)]
+        return summaries, repeats, [r for r in results if isinstance(r, Judged)]
+
+    def _finished(self, summaries: dict[int, UnitSummary], judged: list[Judged]) -> list[Written]:
+        """The units' hands and quarantine: finished by a task where their lines follow
+        earlier ranges of their file or the table rules flag some of their hands, and
+        as they were written otherwise."""
+        flagged_units = frozenset().union(*(j.units for j in judged))
+        work, done = [], []
         lines_before: dict[int, int] = {}
         for unit in self.units:
             summary = summaries[unit.number]
             before = lines_before.get(unit.file.number, 0)
             lines_before[unit.file.number] = before + summary.lines
-            pending = [f for f in summary.files if f.path.startswith(PENDING)]
-            if pending:
+            pending = [f for f in summary.files if f.pending]
+            if pending and (before or unit.number in flagged_units):
                 work.append((unit, before + 1, pending))
+            else:
+                done += pending
         if not work:
-            return []
+            return done
+        self.progress.step(f"numbering lines and flagging hands in {len(work)} units")
+        flagged = pa.concat_arrays(
+            [from_payload(j.flagged)[0].combine_chunks().cast(pa.string()) for j in judged]
+            or [pa.array([], pa.string())]
+        )
         shared = self.sc.broadcast(flagged)
         task = partial(_finish, staging=self.staging, flagged=shared)
         try:
-            return self.sc.parallelize(work, len(work)).mapPartitions(task).collect()
+            finished = self.sc.parallelize(work, len(work)).mapPartitions(task).collect()
         finally:
             shared.unpersist()
+        return done + [f for written in finished for f in written]
 
-    def _summary(
-        self, summaries: dict[int, UnitSummary], judged: list[Judged], finished: list[Finished]
-    ) -> RunSummary:
+    def _summary(self, summaries: dict[int, UnitSummary], judged: list[Judged]) -> RunSummary:
         accounting = Accounting()
         summary = RunSummary(self.out, accounting)
         first: dict[str, tuple[int, str, int]] = {}
@@ -269,14 +297,14 @@ class _Run:
             accounting.quarantined += s.accounting.quarantined
             _add(accounting.by_check, s.accounting.by_check)
             _add(summary.divergences, s.divergences)
+            summary.hands_diverged += s.hands_diverged
             summary.rake_total += s.rake_total
             summary.recorded_rake_total += s.recorded_rake_total
             for table, hand in s.first_hands.items():
                 first[table] = min(first.get(table, hand), hand)
         for j in judged:
             _add(summary.divergences, j.divergences)
-        summary.hands_diverged = sum(done.hands_diverged for done in finished)
-        summary.rake_total = Decimal(summary.rake_total)
+            summary.hands_diverged += j.newly_diverged
         summary.not_checked = (sum(players for *_, players in first.values()), len(first))
         return summary
 
@@ -291,30 +319,12 @@ class _Run:
         return write_file(self.staging, "runs/part-00000.parquet", rows)
 
 
-# A task's outputs are (kind, unit, key, value): `tasks.audit_units`.
+def _key(key: int) -> int:
+    """The partition of an output's key: the key itself (buckets, then the summaries)."""
+    return key
 
 
-def _values(outputs: RDD[Any], kind: str) -> list[Any]:
-    return outputs.filter(lambda o: o[0] == kind).map(lambda o: o[3]).collect()
-
-
-def _keyed(outputs: RDD[Any], kind: str) -> RDD[Any]:
-    return outputs.filter(lambda o: o[0] == kind).map(lambda o: (o[2], o[3]))
-
-
-def _not_of(units: Iterable[int]) -> Callable[[tuple[str, int, int, Any]], bool]:
-    """Task outputs other than those of `units` (audited again)."""
-    redone = frozenset(units)
-    return lambda o: o[1] not in redone
-
-
-def _judge(
-    index: int, payloads: Iterator[Any], staging: str, elsewhere: frozenset[str]
-) -> Iterator[Judged]:
-    return judge_tables(index, payloads, staging, elsewhere)
-
-
-def _finish(work: Iterator[Any], staging: str, flagged: Any) -> Iterator[Finished]:
+def _finish(work: Iterator[Any], staging: str, flagged: Any) -> Iterator[list[Written]]:
     return finish_units(work, staging, flagged.value)
 
 

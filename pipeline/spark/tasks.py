@@ -11,8 +11,9 @@ one unit of input or one bucket of hand tables at a time (no pyspark here).
   hands of whole tables; their findings written, the hands they flag given back.
 - `finish_units`: a unit's hands and quarantine completed (line numbers, verdicts).
 
-A unit's outputs are (kind, unit, key, value) tuples: its summary, and its rule rows
-and ids keyed by bucket, as Arrow IPC streams (LZ4).
+A unit's outputs are (key, (kind, unit, value)) pairs, for Spark to gather by key: its
+rule rows and ids by bucket (0 to buckets - 1), as Arrow IPC streams (LZ4), and its
+summary under the key `buckets`. `gathered` then runs on each key's outputs.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from pipeline.ingest import Accounting
 from pipeline.parallel import AuditedBlock, audit_blocks
 from pipeline.spark.units import Unit, UnitReader
 from pipeline.spark.written import (
-    PENDING,
     UnitFiles,
     Written,
     conform,
@@ -54,6 +54,7 @@ from pipeline.table_cache import cached_tables
 # the rules run on tables of these columns alone).
 RULE_COLUMNS = {
     "hands": ("hand_id", "table_id", "hand_no", "started_at", "point_value", "variant", "status"),
+    # (and each hand's unit, `_unit`, for the driver to know which units they flag)
     "players": (
         "hand_id",
         "seat",
@@ -80,6 +81,7 @@ class UnitSummary:
     accounting: Accounting = field(default_factory=Accounting)
     lines: int = 0  # the lines its range owns (the next range's numbers follow them)
     divergences: dict[str, int] = field(default_factory=dict)
+    hands_diverged: int = 0  # by the audit of each hand (the table rules' come after)
     rake_total: Decimal = Decimal(0)
     recorded_rake_total: Decimal = Decimal(0)
     # Per hand table, the unit's first verified hand: (hand_no, hand_id, its players).
@@ -100,9 +102,12 @@ def from_payload(payload: bytes) -> pa.Table:
     return pa.ipc.open_stream(payload).read_all()
 
 
+Output = tuple[int, tuple[str, int, Any]]
+
+
 def audit_units(
     units: Iterable[Unit], staging: str, seen: Mapping[int, frozenset[str]], buckets: int
-) -> Iterator[tuple[str, int, int, Any]]:
+) -> Iterator[Output]:
     """Each unit audited and written; `seen`: per unit, the hand ids verified before it
     that it holds (given when it is audited again)."""
     pa.set_cpu_count(1)  # one task a core: Arrow's readers need no threads of their own
@@ -111,9 +116,7 @@ def audit_units(
             yield from _audit_unit(unit, staging, seen.get(unit.number, frozenset()), buckets)
 
 
-def _audit_unit(
-    unit: Unit, staging: str, seen: frozenset[str], buckets: int
-) -> Iterator[tuple[str, int, int, Any]]:
+def _audit_unit(unit: Unit, staging: str, seen: frozenset[str], buckets: int) -> Iterator[Output]:
     started = time.perf_counter()
     files = UnitFiles(staging, unit.label)
     summary = UnitSummary(unit.number)
@@ -126,14 +129,14 @@ def _audit_unit(
     summary.files = files.close()
     con = duckdb.connect(config={"threads": 1})
     try:
-        rules = _rule_inputs(con, slim)
+        rules = _rule_inputs(con, slim, unit.number)
         summary.first_hands = _first_hands(con)
         summary.seconds = time.perf_counter() - started
-        yield "summary", unit.number, unit.number, summary
+        yield buckets, ("summary", unit.number, summary)
         for bucket, rows in _by_bucket(rules, buckets, con):
-            yield "rules", unit.number, bucket, rows
+            yield bucket, ("rules", unit.number, rows)
         for bucket, ids in _ids(con, unit.number, buckets):
-            yield "ids", unit.number, bucket, ids
+            yield bucket, ("ids", unit.number, ids)
     finally:
         con.close()
 
@@ -158,6 +161,7 @@ def _write_block(
         for counted in pc.value_counts(tables["divergences"]["check"]).to_pylist():
             check, n = counted["values"], counted["counts"]
             summary.divergences[check] = summary.divergences.get(check, 0) + n
+        summary.hands_diverged += pc.sum(pc.equal(hands["status"], "diverged")).as_py() or 0
         summary.rake_total += pc.sum(hands["rake_total"]).as_py() or 0
         summary.recorded_rake_total += pc.sum(hands["recorded_rake_total"]).as_py() or 0
     if audited.rejects:
@@ -174,9 +178,10 @@ def _table(con: duckdb.DuckDBPyConnection, name: str, parts: list[pa.Table]) -> 
 
 
 def _rule_inputs(
-    con: duckdb.DuckDBPyConnection, slim: dict[str, list[pa.Table]]
+    con: duckdb.DuckDBPyConnection, slim: dict[str, list[pa.Table]], unit: int
 ) -> dict[str, pa.Table]:
-    """The unit's slim tables for the table rules, each row with its hand table's id."""
+    """The unit's slim tables for the table rules, each row with its hand table's id
+    (and each hand with its unit)."""
     for name in ("hands", "players", "quarantine"):
         _table(con, name, slim[name])
     con.execute(f"CREATE TABLE quarantine_appearances ({COLUMNS['quarantine_appearances']})")
@@ -184,7 +189,9 @@ def _rule_inputs(
     hands = ", ".join(f'h."{c}"' for c in RULE_COLUMNS["hands"])
     players = ", ".join(f'p."{c}"' for c in RULE_COLUMNS["players"])
     return {
-        "hands": con.sql(f"SELECT {hands}, h.table_id AS _table FROM hands h").to_arrow_table(),
+        "hands": con.sql(
+            f"SELECT {hands}, {unit} AS _unit, h.table_id AS _table FROM hands h"
+        ).to_arrow_table(),
         "players": con.sql(
             f"SELECT {players}, h.table_id AS _table FROM players p JOIN hands h USING (hand_id)"
         ).to_arrow_table(),
@@ -254,6 +261,29 @@ def _ids(con: duckdb.DuckDBPyConnection, unit: int, buckets: int) -> Iterator[tu
             yield bucket, to_payload(part)
 
 
+def gathered(
+    key: int,
+    outputs: Iterable[Output],
+    staging: str,
+    buckets: int,
+    verified_elsewhere: frozenset[str],
+) -> Iterator[UnitSummary | Repeats | Judged]:
+    """What one key's outputs give: the units' summaries (key `buckets`), or a bucket's
+    repeated ids and its table rules' findings."""
+    if key == buckets:
+        yield from (value for _, (_, _, value) in outputs)
+        return
+    ids: list[tuple[int, bytes]] = []
+    rules: list[tuple[int, tuple[str, bytes]]] = []
+    for bucket, (kind, _, value) in outputs:
+        if kind == "ids":
+            ids.append((bucket, value))
+        else:
+            rules.append((bucket, value))
+    yield from find_repeats(ids)
+    yield from judge_tables(key, rules, staging, verified_elsewhere)
+
+
 @dataclass(frozen=True)
 class Repeats:
     """What one bucket of ids shows: per unit, the ids verified by an earlier unit;
@@ -295,6 +325,8 @@ class Judged:
     written: Written | None
     divergences: dict[str, int]  # by check, at verified hands
     flagged: bytes  # the verified hands they flag, as a payload of one column
+    units: frozenset[int]  # the units that hold them
+    newly_diverged: int  # those of them no finding of their own had diverged
 
 
 def judge_tables(
@@ -313,22 +345,29 @@ def judge_tables(
     try:
         con.execute("SET TimeZone = 'UTC'")
         _slim_tables(con, parts, verified_elsewhere)
+        con.execute("CREATE TABLE audited AS SELECT hand_id, _unit, status FROM hands")
         check_table_rules(_Store(con))
         found = con.sql("SELECT * FROM divergences").to_arrow_table()
-        verified = "hand_id IN (SELECT hand_id FROM hands)"
         counts = con.execute(
-            f'SELECT "check", count(*) FROM divergences WHERE {verified} GROUP BY 1'
+            'SELECT "check", count(*) FROM divergences '
+            "WHERE hand_id IN (SELECT hand_id FROM audited) GROUP BY 1"
         ).fetchall()
-        flagged = con.sql(
-            f"SELECT DISTINCT hand_id FROM divergences WHERE {verified}"
-        ).to_arrow_table()
+        con.execute(
+            "CREATE TABLE flagged AS SELECT * FROM audited "
+            "WHERE hand_id IN (SELECT hand_id FROM divergences)"
+        )
+        flagged = con.sql("SELECT hand_id FROM flagged").to_arrow_table()
+        units = frozenset(
+            u for (u,) in con.execute("SELECT DISTINCT _unit FROM flagged").fetchall()
+        )
+        newly = con.execute("SELECT count(*) FROM flagged WHERE status <> 'diverged'").fetchall()
     finally:
         con.close()
     written = None
     if found.num_rows:
         rows = conform(found, file_schema("divergences"))
         written = write_file(staging, f"divergences/part-rules-{bucket:05}.parquet", rows)
-    yield Judged(written, dict(counts), to_payload(flagged))
+    yield Judged(written, dict(counts), to_payload(flagged), units, newly[0][0])
 
 
 class _Store:
@@ -349,7 +388,8 @@ def _slim_tables(
     for name, columns in RULE_COLUMNS.items():
         con.execute(f"CREATE TEMP TABLE stored_{name} ({COLUMNS[name]})")
         kept = ", ".join(f'"{c}"' for c in columns) or "*"
-        con.execute(f"CREATE TABLE {name} AS SELECT {kept} FROM stored_{name}")
+        unit = ", 0 AS _unit" if name == "hands" else ""
+        con.execute(f"CREATE TABLE {name} AS SELECT {kept}{unit} FROM stored_{name} LIMIT 0")
         con.execute(f"DROP TABLE stored_{name}")
         if parts[name]:
             rows = pa.concat_tables(parts[name])
@@ -360,28 +400,19 @@ def _slim_tables(
     con.execute(f"CREATE TABLE divergences ({COLUMNS['divergences']})")
 
 
-@dataclass(frozen=True)
-class Finished:
-    """A unit's finished files, and how many of its hands diverged."""
-
-    written: list[Written]
-    hands_diverged: int
-
-
 def finish_units(
     units: Iterable[tuple[Unit, int, list[Written]]], staging: str, flagged: pa.Array
-) -> Iterator[Finished]:
+) -> Iterator[list[Written]]:
     """Each unit's pending hands and quarantine with their lines numbered in the file
     (its first line given) and the table rules' verdicts, in their final place."""
     fs, root = filesystem(staging)
     for unit, first_line, pending in units:
-        written, diverged = [], 0
+        written = []
         for file in pending:
             rows = pq.read_table(f"{root}/{file.path}", filesystem=fs)
             if file.table == "hands":
                 rows = finish_hands(rows, unit.file.name, first_line, flagged)
-                diverged += pc.sum(pc.equal(rows["status"], "diverged")).as_py() or 0
             else:
                 rows = finish_quarantine(rows, unit.file.name, first_line)
-            written.append(write_file(staging, file.path.removeprefix(PENDING), rows))
-        yield Finished(written, diverged)
+            written.append(write_file(staging, file.published, rows))
+        yield written

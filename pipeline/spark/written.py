@@ -98,6 +98,16 @@ class Written:
     table: str
     path: str
 
+    @property
+    def pending(self) -> bool:
+        return self.path.startswith(PENDING)
+
+    @property
+    def published(self) -> str:
+        """Its path in the published tables (a pending file taken as it is: nothing of
+        it was to change)."""
+        return self.path.removeprefix(PENDING)
+
 
 class UnitFiles:
     """One unit's tables, written below `root` as its task gives them, row group by
@@ -160,6 +170,18 @@ def _prefix(name: str) -> str:
     return PENDING if name in ("hands", "quarantine") else ""
 
 
+def files_of(root: str, tables: Iterable[str]) -> list[Written]:
+    """The Parquet files of `tables` below `root` (a task's temporary files left out)."""
+    fs, base = filesystem(root)
+    found = []
+    for table in tables:
+        selector = pafs.FileSelector(f"{base}/{table}", recursive=True, allow_not_found=True)
+        for info in fs.get_file_info(selector):
+            if info.type == pafs.FileType.File and info.path.endswith(".parquet"):
+                found.append(Written(table, info.path.removeprefix(base + "/")))
+    return found
+
+
 def write_file(root: str, final: str, rows: pa.Table) -> Written:
     """One whole file below `root`, through a temporary name."""
     fs, base = filesystem(root)
@@ -218,7 +240,7 @@ def assemble(root: str, staging: str, files: Iterable[Written]) -> str:
     building = f"{base}/.parquet-{os.getpid()}.new"
     fs.delete_dir_contents(building, missing_dir_ok=True)
     for file in files:
-        target = f"{building}/{file.path}"
+        target = f"{building}/{file.published}"
         fs.create_dir(target.rsplit("/", 1)[0], recursive=True)
         fs.move(f"{staged}/{file.path}", target)
     fs.delete_dir(staged)
