@@ -65,11 +65,23 @@ def cache_file() -> Path | None:
     return None if folder is None else folder / f"evaluator-tables-{_fingerprint()}.pickle"
 
 
+# The cache file this process restored, and when it was written: a process that audits
+# again (a Spark worker, task after task) does not read the same file twice.
+_restored: tuple[Path, float] | None = None
+
+
 def load() -> int:
     """Restore the tables saved by an earlier run of the same evaluator; how many."""
+    global _restored
     path = cache_file()
     if path is None or not path.is_file():
         return 0
+    try:
+        stamp = (path, path.stat().st_mtime)
+    except OSError:
+        return 0
+    if stamp == _restored:
+        return len(memo.built())
     try:
         with path.open("rb") as f:
             tables = pickle.load(f)
@@ -78,6 +90,7 @@ def load() -> int:
     except Exception:  # a cut or foreign file: build the tables instead
         return 0
     memo.restore(tables)
+    _restored = stamp
     return len(tables)
 
 

@@ -114,9 +114,7 @@ def main() -> None:
         f"(--workers {a.workers}), {a.hands:,} hands, {os.cpu_count()} cores, "
         f"median of {a.repeat}"
     )
-    print(
-        "\n| input | local s | Spark s | Spark / local | driver MB | Spark's steps (median s) |"
-    )
+    print("\n| input | local s | Spark s | Spark / local | driver MB | Spark's steps (median s) |")
     print("| --- | ---: | ---: | ---: | ---: | --- |")
     for name, path in inputs.items():
         locals_, sparks = [], []

@@ -83,10 +83,10 @@ def verify_on_spark(
     progress.step("listing the input")
     units = plan_units(list_inputs(inputs), _split_bytes())
     progress.step("starting Spark")
-    context = spark_context(master)
+    context, archive = spark_context(master)
     run = _Run(context, inputs, units, out, progress, started)
     # Spark stops while the driver finishes audit.duckdb (it needs no Spark).
-    stopping = threading.Thread(target=context.stop, name="stop-spark")
+    stopping = threading.Thread(target=archive.stop, args=(context,), name="stop-spark")
     try:
         try:
             summary, files = run.audit()

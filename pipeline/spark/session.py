@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pipeline
 from pipeline.errors import AuditError
+from pipeline.spark.classes import ClassArchive
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -83,13 +84,18 @@ def shipped_package() -> Path:
 _DRIVER_JVM = "-XX:TieredStopAtLevel=1"
 
 
-def spark_context(master: str | None) -> SparkContext:
+def spark_context(master: str | None) -> tuple[SparkContext, ClassArchive]:
     """A Spark context on `master` (None: spark-submit's, or local[*]) whose log shows
     warnings and errors only, with this package shipped to its executors. The engine
-    runs on Spark's core alone: no SQL session to start."""
+    runs on Spark's core alone: no SQL session to start. Stop it with the archive's
+    `stop` (`classes.py`)."""
     from pyspark import SparkConf, SparkContext
 
     require_spark()
+    java = _java() or "java"
+    archive = ClassArchive(java, _DRIVER_JVM)
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # under spark-submit: its JVM runs already
+        archive.path = None
     log4j = resources.files("pipeline.spark") / "log4j2.properties"
     quiet = f"-Dlog4j2.configurationFile={log4j}"
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # started by spark-submit
@@ -99,7 +105,7 @@ def spark_context(master: str | None) -> SparkContext:
     if master:  # under spark-submit, its --master unless one is given here
         conf = conf.setMaster(master)
     conf = (
-        conf.set("spark.driver.extraJavaOptions", f"{quiet} {_DRIVER_JVM}")
+        conf.set("spark.driver.extraJavaOptions", f"{quiet} {_DRIVER_JVM} {archive.option()}")
         .set("spark.executor.extraJavaOptions", quiet)
         .set("spark.ui.showConsoleProgress", "false")
         # Python workers are forked by a daemon that has imported the engine and read
@@ -118,7 +124,15 @@ def spark_context(master: str | None) -> SparkContext:
     try:
         context = SparkContext.getOrCreate(conf)
     except Exception as error:  # the JVM would not start: say why, not a traceback
-        raise SparkUnavailableError(f"Spark could not start on {master}: {error}") from None
+        if archive.path is not None and archive.making is None:  # perhaps for the archive
+            archive.drop()
+            conf.set("spark.driver.extraJavaOptions", f"{quiet} {_DRIVER_JVM}")
+            try:
+                context = SparkContext.getOrCreate(conf)
+            except Exception as again:
+                raise SparkUnavailableError(f"Spark could not start on {master}: {again}") from None
+        else:
+            raise SparkUnavailableError(f"Spark could not start on {master}: {error}") from None
     context.setLogLevel("WARN")
     context.addPyFile(str(package))
-    return context
+    return context, archive

@@ -254,3 +254,25 @@ def test_an_option_the_engine_would_not_use_is_refused(
     assert result.returncode == 2
     assert said in result.stderr
     assert not (tmp_path / "audit.duckdb").exists()
+
+
+def test_the_drivers_class_archive_is_made_once_and_a_broken_one_is_dropped(
+    tmp_path: Path,
+) -> None:
+    """The first run makes the archive of Spark's classes (`spark/classes.py`); a cut one
+    stops the JVM from starting, so it is removed and Spark started without it."""
+    cache = tmp_path / "cache"
+    env = {"HANDAUDIT_CACHE": str(cache)}
+    edge = str(EXAMPLES / "edge" / "hands.jsonl")
+    first = spark_verify(edge, "--out", str(tmp_path / "a"), env=env)
+    assert first.returncode == 1, first.stderr
+    [archive] = cache.glob("spark-classes-*.jsa")
+    assert archive.stat().st_size > 1 << 20
+    assert not list(cache.glob(".spark-classes-*"))  # no partial one left
+    archive.write_bytes(archive.read_bytes()[:100_000])
+    second = spark_verify(edge, "--out", str(tmp_path / "b"), env=env)
+    assert second.returncode == 1, second.stderr
+    assert not archive.exists()
+    assert rows(tmp_path / "b" / "audit.duckdb", "divergences") == rows(
+        tmp_path / "a" / "audit.duckdb", "divergences"
+    )
