@@ -64,13 +64,12 @@ class ClassArchive:
         self.path = None
 
     def stop(self, context: SparkContext) -> None:
-        """Spark stopped; when this run makes the archive, its JVM stopped too, and the
-        archive it wrote moved into place."""
+        """Spark stopped, and the JVM this process started with it (rather than at the
+        process's exit); when this run makes the archive, the archive the JVM wrote as
+        it exited moved into place."""
         from pyspark import SparkContext
 
         context.stop()
-        if self.making is None or self.path is None:
-            return
         gateway = SparkContext._gateway
         process = getattr(gateway, "proc", None)
         if gateway is None or process is None:
@@ -84,6 +83,8 @@ class ClassArchive:
             process.wait(120)
         except Exception:  # it did not stop: no archive this time
             process.kill()
+        if self.making is None or self.path is None:
+            return
         if process.returncode == 0 and self.making.is_file() and self.making.stat().st_size:
             shutil.move(self.making, self.path)
         self.making.unlink(missing_ok=True)
