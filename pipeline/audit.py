@@ -20,7 +20,7 @@ from pipeline.checks.findings import Findings
 from pipeline.checks.outcome import check_outcomes
 from pipeline.checks.seating import check_seating
 from pipeline.columns import decimals
-from pipeline.games import HOME_RUN_NAMES
+from pipeline.games import HOME_RUN_NAMES, Layout
 from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
 from pipeline.money import Settlement, settle
 from pipeline.packing import CARDS, VALUES
@@ -45,7 +45,7 @@ class BatchAudit:
     settlements: pa.Table
     sitting_out: pa.Table
     divergences: pa.Table
-    layout: str  # the family whose rows these are
+    layout: Layout  # whose rows these are
     streets: pa.Table | None = None  # open-face: one row per street of a player
 
     def tables(self) -> dict[str, pa.Table]:
@@ -61,7 +61,7 @@ class BatchAudit:
 
 
 # Where each layout's row values are stored, one row per player.
-ROW_TABLES = {"taiwanese": "row_values", "chinese": "family_row_values"}
+ROW_TABLES = {Layout.taiwanese: "row_values", Layout.chinese: "family_row_values"}
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def audit_batch(batch: HandBatch, stages: Stages = NO_STAGES) -> BatchAudit:
 def _score(batch: HandBatch, shown: Showdown) -> Scored:
     players, hands = batch.players, batch.hands
     chinese = None
-    if batch.game.layout == "chinese":
+    if batch.game.layout is Layout.chinese:
         pairs, chinese = score_chinese(batch, shown.value)
     else:
         pairs = score_pairs(batch.game, shown.value, players.hand, players.seat)
@@ -147,7 +147,7 @@ def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Finding
         ),
         divergences=findings.table(hand_id, batch.hands.table_id),
         layout=batch.game.layout,
-        streets=_streets_table(batch) if batch.game.layout == "chinese" else None,
+        streets=_streets_table(batch) if batch.game.layout is Layout.chinese else None,
     )
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from pipeline.games import ROW_NAMES, VARIANTS, Variant
+from pipeline.games import ROW_NAMES, Variant, per_game
 
 Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
@@ -45,7 +45,7 @@ class Hands:
 
     def open_face(self) -> Flags:
         """Per hand: whether its game is an open-face one."""
-        return np.array([g.family == "open_face" for g in VARIANTS.values()])[self.game]
+        return per_game(lambda g: g.open_face)[self.game]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,10 @@ from pipeline.memory import keep_freed_memory
 if TYPE_CHECKING:
     from pipeline.run import RunSummary
 
-HELP = "Audit Taiwanese Poker hand histories: re-evaluate, re-settle, flag every divergence."
+HELP = (
+    "Audit hand histories of Taiwanese Poker, Taiwanese Jokers, closed Chinese Poker, "
+    "Open-Face Chinese and Pineapple: re-evaluate, re-settle, flag every divergence."
+)
 
 
 class _Flags:
@@ -294,7 +297,8 @@ def generate_command(
         typer.Option(
             "--variant",
             metavar="GAME",
-            help="taiwanese (with --jokers), chinese, ofc or pineapple_ofc.",
+            help="taiwanese (Taiwanese Jokers tables too, with --jokers), chinese (closed "
+            "Chinese), ofc (Open-Face Chinese) or pineapple_ofc (Pineapple).",
         ),
     ] = "taiwanese",
     scoring: Annotated[

@@ -18,9 +18,9 @@ from pipeline.games import (
     HOME_RUN_NONE,
     HOME_RUN_OPPONENT,
     HOME_RUN_SEAT,
-    VARIANTS,
     Variant,
     chinese,
+    per_game,
 )
 from pipeline.games import open_face as ofc
 
@@ -120,8 +120,10 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
     )
     made, settled, natural = _naturals(batch)
     pairs = _family_pairs(batch, rows, foul, royalty, open_face, (settled, natural))
-    pineapple = (np.array(list(VARIANTS)) == "pineapple_ofc")[hands.game][players.hand]
-    earned, cards = ofc.fantasyland_next(rows, foul, players.fantasyland, pineapple)
+    progressive = per_game(lambda g: g.streets is not None and g.streets.progressive)
+    earned, cards = ofc.fantasyland_next(
+        rows, foul, players.fantasyland, progressive[hands.game][players.hand]
+    )
     plays = open_face & hands.fantasyland_rule[players.hand]
     score = ChineseScore(
         foul,

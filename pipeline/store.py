@@ -21,7 +21,7 @@ from pipeline.cards import CANONICAL
 from pipeline.checks.table import QUARANTINE_APPEARANCES
 from pipeline.errors import AuditError
 from pipeline.evaluator.values import hand_values
-from pipeline.games import LAYOUTS, Variant
+from pipeline.games import LAYOUTS, Layout, Variant
 from pipeline.ingest.quarantine import Quarantined
 from pipeline.ledger import SCHEMA_VERSION, retire_log
 from pipeline.packing import CARDS, VALUES
@@ -88,12 +88,14 @@ JOIN hand_values v ON v.value_id = {value}"""
 ROWS_VIEW = (
     "CREATE VIEW rows AS"
     + _spread_rows(
-        "row_values", LAYOUTS["taiwanese"], "r.joker_as[k.i] AS joker_as, NULL::INTEGER AS royalty"
+        "row_values",
+        LAYOUTS[Layout.taiwanese],
+        "r.joker_as[k.i] AS joker_as, NULL::INTEGER AS royalty",
     )
     + "\nUNION ALL"
     + _spread_rows(
         "family_row_values",
-        LAYOUTS["chinese"],
+        LAYOUTS[Layout.chinese],
         "NULL::VARCHAR[] AS joker_as, r.royalties[k.i]::INTEGER",
     )
 )

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pipeline.games import LAYOUTS, Variant
+from pipeline.games import LAYOUTS, Layout, Variant
 from pipeline.packing import CARDS, VALUES
 
 MONEY = "DECIMAL(18,2)"
 # Boards a hand may show (the Taiwanese layout's).
-LAYOUT = LAYOUTS["taiwanese"]
+LAYOUT = LAYOUTS[Layout.taiwanese]
 
 
 class Writer(StrEnum):
@@ -86,7 +86,7 @@ STORED: tuple[StoredTable, ...] = (
     # bottom, then board 2), and their text, category and label come from `hand_values`.
     StoredTable(
         "row_values",
-        _row_values(LAYOUTS["taiwanese"], "joker_as VARCHAR[][]"),
+        _row_values(LAYOUTS[Layout.taiwanese], "joker_as VARCHAR[][]"),
         ("hand_id", "seat"),
         Writer.audit,
         per_hand=True,
@@ -94,7 +94,7 @@ STORED: tuple[StoredTable, ...] = (
     ),
     StoredTable(
         "family_row_values",
-        _row_values(LAYOUTS["chinese"], "royalties TINYINT[3]"),
+        _row_values(LAYOUTS[Layout.chinese], "royalties TINYINT[3]"),
         ("hand_id", "seat"),
         Writer.audit,
         per_hand=True,

@@ -15,7 +15,6 @@ from pipeline.checks.findings import DivergenceCheck, Findings
 from pipeline.checks.outcome import row_place
 from pipeline.games import ROW_NAMES, VARIANTS
 from pipeline.games.chinese import NATURAL, NATURALS
-from pipeline.games.open_face import STREETS
 from pipeline.scoring import ChineseScore
 
 Ints = npt.NDArray[np.int64]
@@ -206,8 +205,11 @@ def _street_sizes(
     count = np.bincount(street_player, minlength=len(players))
     numbers = players.streets.numbers()
     found: dict[int, str] = {}
-    for name, rule in STREETS.items():
-        ours = game == list(VARIANTS).index(name)
+    for code, variant in enumerate(VARIANTS.values()):
+        rule, name = variant.streets, variant.name
+        if rule is None:
+            continue
+        ours = game == code
         mine: slice | Ints = slice(None)  # the streets of this game's players
         if not ours[street_player].all():
             mine = np.flatnonzero(ours[street_player])

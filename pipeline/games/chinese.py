@@ -14,7 +14,15 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.evaluator import Category, Plays, category_of, ranks_of
-from pipeline.games.game import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, Row, Variant
+from pipeline.games.game import (
+    HOME_RUN_NONE,
+    HOME_RUN_OPPONENT,
+    HOME_RUN_SEAT,
+    Family,
+    Layout,
+    Row,
+    Variant,
+)
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
@@ -34,8 +42,9 @@ CHINESE = Variant(
     max_players=4,
     seats=6,
     floor_points=0,
-    family="chinese",
-    layout="chinese",
+    family=Family.chinese,
+    layout=Layout.chinese,
+    table_prefix="C",
 )
 
 SCORING = ("1-6", "2-4")  # the methods, by code

@@ -7,11 +7,43 @@ from here instead of writing 7 or 2 again; another game is another `Variant`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from pipeline.evaluator import Plays
 
 HOME_RUN_NONE, HOME_RUN_SEAT, HOME_RUN_OPPONENT = 0, 1, 2
 HOME_RUN_NAMES = (None, "seat", "opponent")  # who of a pair scored it, as recorded, by code
+
+
+class Family(StrEnum):
+    """Whose scoring a game plays."""
+
+    taiwanese = "taiwanese"
+    chinese = "chinese"  # closed Chinese Poker
+    open_face = "open_face"
+
+
+class Layout(StrEnum):
+    """Whose rows and boards a game deals (a batch of hands holds one layout)."""
+
+    taiwanese = "taiwanese"  # 1, 2 and 4 cards against two boards
+    chinese = "chinese"  # 3, 5 and 5 cards, no boards
+
+
+@dataclass(frozen=True)
+class Streets:
+    """How an open-face game deals, in and out of Fantasyland (chinese-family.md 5)."""
+
+    first: int  # cards dealt (and placed) on the first street
+    later: int  # streets after the first
+    later_dealt: int
+    later_placed: int
+    fantasyland_dealt: tuple[int, int]  # the fewest and most cards a Fantasyland street deals
+
+    @property
+    def progressive(self) -> bool:
+        """Whether Fantasyland deals more cards for a stronger top (Pineapple's 14-17)."""
+        return self.fantasyland_dealt[0] != self.fantasyland_dealt[1]
 
 
 @dataclass(frozen=True)
@@ -38,8 +70,15 @@ class Variant:
     max_players: int
     seats: int  # seats are numbered 1 to this
     floor_points: int  # a player below this many points is not dealt in again (0: no floor)
-    family: str = "taiwanese"  # whose scoring it plays: "taiwanese", "chinese" or "open_face"
-    layout: str = "taiwanese"  # whose rows and boards it deals: "taiwanese" or "chinese"
+    family: Family = Family.taiwanese
+    layout: Layout = Layout.taiwanese
+    streets: Streets | None = None  # open-face games: how each street deals
+    table_prefix: str = "G"  # the simulator's table ids begin with it
+
+    @property
+    def open_face(self) -> bool:
+        """Whether its cards are dealt and placed street by street."""
+        return self.streets is not None
 
     @property
     def cards_per_player(self) -> int:

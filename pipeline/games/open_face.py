@@ -5,39 +5,40 @@ royalties (which offset), and Fantasyland earned from one hand for the next.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
 from pipeline.evaluator import Category, category_of, ranks_of
 from pipeline.games.chinese import CHINESE, PairPoints
-from pipeline.games.game import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, Variant
+from pipeline.games.game import (
+    HOME_RUN_NONE,
+    HOME_RUN_OPPONENT,
+    HOME_RUN_SEAT,
+    Family,
+    Streets,
+    Variant,
+)
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
 
-OFC = replace(CHINESE, name="ofc", family="open_face")
-PINEAPPLE = replace(CHINESE, name="pineapple_ofc", family="open_face", max_players=3)
-
-
-@dataclass(frozen=True)
-class Streets:
-    """How a game deals, in and out of Fantasyland (chinese-family.md section 5)."""
-
-    first: int  # cards dealt (and placed) on the first street
-    later: int  # streets after the first
-    later_dealt: int
-    later_placed: int
-    fantasyland_dealt: tuple[int, int]  # the fewest and most cards a Fantasyland street deals
-
-
-STREETS = {
-    "ofc": Streets(first=5, later=8, later_dealt=1, later_placed=1, fantasyland_dealt=(13, 13)),
-    "pineapple_ofc": Streets(
-        first=5, later=4, later_dealt=3, later_placed=2, fantasyland_dealt=(14, 17)
-    ),
-}
+OFC = replace(
+    CHINESE,
+    name="ofc",
+    family=Family.open_face,
+    streets=Streets(first=5, later=8, later_dealt=1, later_placed=1, fantasyland_dealt=(13, 13)),
+    table_prefix="O",
+)
+PINEAPPLE = replace(
+    CHINESE,
+    name="pineapple_ofc",
+    family=Family.open_face,
+    max_players=3,
+    streets=Streets(first=5, later=4, later_dealt=3, later_placed=2, fantasyland_dealt=(14, 17)),
+    table_prefix="P",
+)
 OPEN_FACE: tuple[Variant, ...] = (OFC, PINEAPPLE)
 
 # Royalties by row and category (section 4.2); the top's come from its ranks.

@@ -22,7 +22,7 @@ from pipeline.games import CHINESE
 from pipeline.games import chinese as rules
 from pipeline.generate.faults import FAMILY_FAULTS
 from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
-from pipeline.generate.tables import SEATS, Tables, seat_changes
+from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
 from pipeline.money import Settlement, money_text
 from pipeline.scoring import Pairs, pairs_of, player_points
 from pipeline.showdown import showdown
@@ -92,8 +92,7 @@ def _who_is_dealt(rng: np.random.Generator, t: Tables, hands_per_table: int) -> 
     dealt = able & (np.cumsum(able, axis=1) <= CHINESE.max_players)
     playing = (dealt.sum(axis=1) >= CHINESE.min_players) & (t.hand_no < hands_per_table)
     idle = ~playing & (t.hand_no < hands_per_table)
-    t.occupied[idle, :2] = True  # a table nobody can play at: two players sit down
-    t.stack[idle, :2] = np.maximum(t.stack[idle, :2], 100 * t.point_value[idle, None])
+    seat_two(t, idle)
     return dealt & playing[:, None]
 
 

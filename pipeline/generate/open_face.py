@@ -18,13 +18,13 @@ import numpy.typing as npt
 
 from pipeline.cards import format_cards
 from pipeline.evaluator import value_text
-from pipeline.games import ROW_NAMES, VARIANTS
+from pipeline.games import ROW_NAMES, Streets, Variant
 from pipeline.games import chinese as closed
 from pipeline.games import open_face as rules
 from pipeline.generate.chinese import settings_of, values_of
 from pipeline.generate.faults import FAMILY_FAULTS
 from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
-from pipeline.generate.tables import SEATS, Tables, seat_changes
+from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
 from pipeline.money import Settlement, money_text
 from pipeline.scoring import Pairs, pairs_of, player_points
 
@@ -67,12 +67,11 @@ class _Hands:
 
 
 def simulate_open_face(
-    seed: int, n_tables: int, hands_per_table: int, fault_rate: float, variant: str
+    seed: int, n_tables: int, hands_per_table: int, fault_rate: float, game: Variant
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
     """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
     rng = np.random.default_rng(seed)
-    game = VARIANTS[variant]
-    t = Tables.open(rng, n_tables, 0.0, prefix="O" if variant == "ofc" else "P")
+    t = Tables.open(rng, n_tables, 0.0, prefix=game.table_prefix)
     plays_fantasyland = rng.random(n_tables) < 0.85
     state = _Fantasyland(np.zeros(t.stack.shape, np.int64), np.zeros(t.stack.shape, bool))
     while (t.hand_no < hands_per_table).any():
@@ -85,18 +84,28 @@ def simulate_open_face(
         ):
             now[kept] = then[kept]
         dealt = _who_is_dealt(rng, t, hands_per_table, game.max_players, kept)
+        # Fantasyland is the player's: a seat's new player, or an empty seat, has none.
+        moved = (t.serial != before[2]) | ~t.occupied
+        state.cards[moved] = 0
+        state.must_play[moved] = False
         tables = np.flatnonzero(dealt.any(axis=1))
         drawn = rng.integers(0, len(FAULTS), n_tables)
         fault = np.where(rng.random(n_tables) < fault_rate, drawn, -1)
         if tables.size == 0:
             continue
-        played = _play(rng, t, tables, dealt, variant, state)
+        played = _play(rng, t, tables, dealt, game, state)
         for h, table in enumerate(tables.tolist()):
             t.hand_no[table] += 1
             t.clock[table] += int(rng.integers(30, 120))
-            record = _record(t, table, played, h, variant, bool(plays_fantasyland[table]))
+            record = _record(t, table, played, h, game, bool(plays_fantasyland[table]))
             yield record, (FAULTS[fault[table]] if fault[table] >= 0 else None)
         _after(t, played, state, plays_fantasyland)
+
+
+def _streets(game: Variant) -> Streets:
+    if game.streets is None:
+        raise ValueError(f"{game.name} is not an open-face game")
+    return game.streets
 
 
 def _who_is_dealt(
@@ -113,8 +122,7 @@ def _who_is_dealt(
     chosen &= able
     playing = (chosen.sum(axis=1) >= 2) & (t.hand_no < hands_per_table)
     idle = ~playing & (t.hand_no < hands_per_table)
-    t.occupied[idle, :2] = True
-    t.stack[idle, :2] = np.maximum(t.stack[idle, :2], 100 * t.point_value[idle, None])
+    seat_two(t, idle)
     return chosen & playing[:, None]
 
 
@@ -129,9 +137,8 @@ def _deal(
 
 
 def _streets_of(
-    cards: npt.NDArray[np.int8], variant: str, landed: bool
+    cards: npt.NDArray[np.int8], rule: Streets, landed: bool
 ) -> list[npt.NDArray[np.int8]]:
-    rule = rules.STREETS[variant]
     if landed:
         return [cards]
     sizes = [rule.first] + [rule.later_dealt] * rule.later
@@ -144,9 +151,9 @@ def _thrown(street: npt.NDArray[np.int8], keep: int) -> npt.NDArray[np.int8]:
 
 
 def _play(
-    rng: np.random.Generator, t: Tables, tables: Ints, dealt: Flags, variant: str, fl: _Fantasyland
+    rng: np.random.Generator, t: Tables, tables: Ints, dealt: Flags, game: Variant, fl: _Fantasyland
 ) -> _Hands:
-    rule = rules.STREETS[variant]
+    rule = _streets(game)
     table_of, seat = np.nonzero(dealt)
     hand_of = np.searchsorted(tables, table_of)
     landed = fl.cards[table_of, seat] > 0
@@ -154,7 +161,7 @@ def _play(
     cards = _deal(rng, len(tables), hand_of, count)
     streets, thrown = [], []
     for held, is_landed in zip(cards, landed, strict=True):
-        parts = _streets_of(held, variant, bool(is_landed))
+        parts = _streets_of(held, rule, bool(is_landed))
         keep = [13] if is_landed else [rule.first] + [rule.later_placed] * rule.later
         streets.append(parts)
         thrown.append([_thrown(part, k) for part, k in zip(parts, keep, strict=True)])
@@ -170,7 +177,7 @@ def _play(
     pairs = Pairs(hand_of[a], a, b, scored.points, scored.home_run)
     _, money = t.settle(tables, pairs, hand_of, seat, table_stakes=True)
     earned, earned_cards = rules.fantasyland_next(
-        values, fouled, landed, np.full(len(seat), variant == "pineapple_ofc")
+        values, fouled, landed, np.full(len(seat), rule.progressive)
     )
     return _Hands(
         tables,
@@ -231,10 +238,10 @@ def _after(t: Tables, played: _Hands, state: _Fantasyland, plays: Flags) -> None
 
 
 def _record(
-    t: Tables, table: int, played: _Hands, h: int, variant: str, plays_fantasyland: bool
+    t: Tables, table: int, played: _Hands, h: int, game: Variant, plays_fantasyland: bool
 ) -> dict[str, Any]:
     players = played.players(h)
-    record = hand_head(t, table, variant)
+    record = hand_head(t, table, game.name)
     if not plays_fantasyland:
         record["fantasyland_rule"] = False
     record["players"] = [_player(t, table, played, i, plays_fantasyland) for i in players]

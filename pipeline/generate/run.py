@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 from pipeline.cards import format_cards
 from pipeline.errors import AuditError
 from pipeline.evaluator import value_text
+from pipeline.games import TAIWANESE_JOKERS, VARIANTS, Family
 from pipeline.games import TAIWANESE_JOKERS as GAME
 from pipeline.games.chinese import SCORING
-from pipeline.games.open_face import STREETS
 from pipeline.generate import faults
 from pipeline.generate.chinese import simulate_chinese
 from pipeline.generate.open_face import simulate_open_face
@@ -32,6 +32,7 @@ from pipeline.generate.tables import (
     deal,
     largest_group,
     seat_changes,
+    seat_two,
     settings_for,
 )
 from pipeline.hand_history import arrow_schema, text_schema
@@ -130,8 +131,7 @@ def _who_is_dealt(
     state.idle = np.where(active, 0, state.idle + 1)
     stuck = state.idle > 50
     if stuck.any():  # a table nobody can play at: refill it
-        t.occupied[stuck, :2] = True
-        t.stack[stuck, :2] = np.maximum(t.stack[stuck, :2], 100 * t.point_value[stuck, None])
+        seat_two(t, stuck)
         state.idle[stuck] = 0
     dealt = choose_dealt(t.stack, candidate, k) & active[:, None]
     n_tables = len(t.table_id)
@@ -331,8 +331,10 @@ def generate(
     `variant` "taiwanese" deals Taiwanese and Taiwanese Jokers tables (`jokers` of them
     with jokers); "chinese" deals closed Chinese tables scored by `scoring`.
     """
-    if variant not in ("taiwanese", "chinese", *STREETS):
-        raise AuditError(f"--variant is taiwanese, chinese, ofc or pineapple_ofc, not {variant!r}.")
+    games = ", ".join(name for name in VARIANTS if name != TAIWANESE_JOKERS.name)
+    game = VARIANTS.get(variant)
+    if game is None or game is TAIWANESE_JOKERS:
+        raise AuditError(f"--variant is one of {games}, not {variant!r}.")
     if scoring not in SCORING:
         raise AuditError(f"--scoring is one of {', '.join(SCORING)}, not {scoring!r}.")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -342,10 +344,10 @@ def generate(
     # Typed Parquet cannot hold a cut line or a seat written as a word.
     unstorable = {"unreadable", "schema"} if fmt == "parquet" else set()
     try:
-        if variant == "chinese":
+        if game.family is Family.chinese:
             hands_dealt = simulate_chinese(seed, tables, hands, fault_rate, scoring)
-        elif variant in STREETS:
-            hands_dealt = simulate_open_face(seed, tables, hands, fault_rate, variant)
+        elif game.open_face:
+            hands_dealt = simulate_open_face(seed, tables, hands, fault_rate, game)
         else:
             hands_dealt = simulate(seed, tables, hands, jokers, fault_rate)
         for hand, fault in hands_dealt:

@@ -117,6 +117,24 @@ def seat_changes(rng: np.random.Generator, t: Tables) -> None:
     t.pending_add_on += add
 
 
+def seat_two(t: Tables, idle: Flags) -> None:
+    """At the tables of `idle`, where nobody can play, the first two seats filled with
+    players of at least 100 points: a new player (a new id, a buy-in) where a seat is
+    empty, a top-up recorded as an add-on where its player is short."""
+    want = 100 * t.point_value
+    for seat in (0, 1):
+        new = idle & ~t.occupied[:, seat]
+        t.serial[new, seat] += 1
+        t.occupied[new, seat] = True
+        t.stack[new, seat] = want[new]
+        t.pending_add_on[new, seat] = 0
+        t.timed_out[new, seat] = False
+        short = idle & ~new & (t.stack[:, seat] < want)
+        add = np.where(short, want - t.stack[:, seat], 0)
+        t.stack[:, seat] += add
+        t.pending_add_on[:, seat] += add
+
+
 def largest_group(stack: Ints, candidate: npt.NDArray[np.bool_], point_value: Ints) -> Ints:
     """Per table, the largest k (at most 6) such that k candidates can cover k players."""
     k_best = np.zeros(len(stack), np.int64)

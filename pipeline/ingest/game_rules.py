@@ -316,7 +316,7 @@ def _streets(streets: pa.Array) -> tuple[Streets, dict[str, CardList]]:
 
 
 def _open_face(table: pa.Table) -> Flags:
-    names = pa.array([g.name for g in GAMES if g.family == "open_face"])
+    names = pa.array([g.name for g in GAMES if g.open_face])
     return pc.is_in(whole(table["variant"]), value_set=names).to_numpy(zero_copy_only=False)
 
 

@@ -18,11 +18,11 @@ from pydantic import ValidationError
 
 from pipeline import batch as hb
 from pipeline.columns import children, field, ints, is_null, text, unscaled, utc_micros, whole
-from pipeline.games import HOME_RUN_NAMES, LAYOUTS, ROW_NAMES, VARIANTS, Variant
+from pipeline.games import HOME_RUN_NAMES, LAYOUTS, ROW_NAMES, VARIANTS, Variant, per_game
 from pipeline.games.chinese import DECLARATIONS, DEFAULT_SURRENDER_POINTS, NATURALS
 from pipeline.hand_history import Hand
 from pipeline.ingest.decode import Decoded, schema_message
-from pipeline.ingest.game_rules import GAMES, RULES, HandCards
+from pipeline.ingest.game_rules import RULES, HandCards
 from pipeline.ingest.identifiers import identifier_rule
 from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 from pipeline.ingest.schema_layer import schema_suspects
@@ -145,7 +145,7 @@ def _read_before(
 def to_batches(table: pa.Table, sources: list[str], cards: HandCards) -> list[hb.HandBatch]:
     """Validated records as one batch per layout of rows and boards, in the order of
     LAYOUTS (a block of one game, the usual case, is one batch as it is)."""
-    layout = np.array([list(LAYOUTS).index(g.layout) for g in GAMES])[cards.game]
+    layout = per_game(lambda g: list(LAYOUTS).index(g.layout))[cards.game]
     present = np.unique(layout)
     if len(present) == 1:
         return [to_batch(table, sources, cards, list(LAYOUTS.values())[present[0]])]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.games import VARIANTS, Family, Layout
 from tests.conftest import ROOT
 
 PIPELINE = ROOT / "pipeline"
@@ -111,3 +112,42 @@ def test_every_function_is_short_enough_to_hold_in_mind() -> None:
                 if lines > LONGEST_FUNCTION:
                     long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines})")
     assert not long, long
+
+
+# A game's behaviour is a property of its `Variant`, read through `games.per_game`:
+# no module compares a game's name, family or layout to a word.
+_GAME_WORDS = frozenset({*VARIANTS, *Family, *Layout})
+
+
+def _game_comparisons(tree: ast.AST) -> list[int]:
+    """Lines comparing to a game's name (==, !=, in, not in), or finding a game by its
+    place in VARIANTS."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            words = [node.left, *node.comparators]
+            for side in words:
+                items = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+                if any(isinstance(i, ast.Constant) and i.value in _GAME_WORDS for i in items):
+                    found.append(node.lineno)
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "index"
+            and "VARIANTS" in ast.unparse(node.value)
+        ):
+            found.append(node.lineno)
+    return found
+
+
+def test_no_module_tells_games_apart_by_their_names() -> None:
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted((ROOT / "pipeline").rglob("*.py"))
+        if (lines := _game_comparisons(ast.parse(path.read_text())))
+    }
+    assert found == {}
+
+
+def test_the_game_check_sees_a_name_compared() -> None:
+    tree = ast.parse('x = g.family == "open_face"\ny = name in ("ofc", "z")\nlist(VARIANTS).index(n)')
+    assert _game_comparisons(tree) == [1, 2, 3]
