@@ -149,5 +149,7 @@ def test_no_module_tells_games_apart_by_their_names() -> None:
 
 
 def test_the_game_check_sees_a_name_compared() -> None:
-    tree = ast.parse('x = g.family == "open_face"\ny = name in ("ofc", "z")\nlist(VARIANTS).index(n)')
+    tree = ast.parse(
+        'x = g.family == "open_face"\ny = name in ("ofc", "z")\nlist(VARIANTS).index(n)'
+    )
     assert _game_comparisons(tree) == [1, 2, 3]
