@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.cards import format_cards
+from pipeline.cards import CANONICAL, format_cards
 from pipeline.evaluator import value_text
 from pipeline.games import ROW_NAMES, Streets, Variant
 from pipeline.games import chinese as closed
@@ -210,15 +210,15 @@ def _placed(
 ) -> list[dict[str, list[str]]]:
     """A player's streets as recorded: each card placed in the row its final setting holds
     it in, or discarded."""
+    text = {int(c): CANONICAL[c] for name in ROW_NAMES for c in setting[name][i]}
     row_of = {int(c): name for name in ROW_NAMES for c in setting[name][i]}
     out = []
     for part, discard in zip(parts, thrown, strict=True):
-        street = {"dealt": format_cards(part).tolist()}
+        cards = part.tolist()
+        street = {"dealt": [CANONICAL[c] for c in cards]}
         for name in ROW_NAMES:
-            street[name] = format_cards(
-                np.array([c for c in part if row_of.get(int(c)) == name], np.int8)
-            ).tolist()
-        street["discard"] = format_cards(discard).tolist()
+            street[name] = [text[c] for c in cards if row_of.get(c) == name]
+        street["discard"] = [CANONICAL[c] for c in discard.tolist()]
         out.append(street)
     return out
 
