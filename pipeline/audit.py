@@ -22,6 +22,7 @@ from pipeline.checks.seating import check_seating
 from pipeline.columns import decimals
 from pipeline.games import HOME_RUN_NAMES, Layout
 from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
+from pipeline.games.game import BY_NAMES, DECIDED, Decision
 from pipeline.money import Settlement, settle
 from pipeline.packing import CARDS, VALUES
 from pipeline.scoring import (
@@ -134,6 +135,7 @@ def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Finding
                     np.array(HOME_RUN_NAMES, dtype=object)[pairs.home_run], pa.string()
                 ),
                 "amount": decimals(scored.money.amount),
+                **_decision_columns(pairs.decision, len(pairs)),
             }
         ),
         sitting_out=pa.table(
@@ -269,6 +271,28 @@ def _family_players(batch: HandBatch, scored: ChineseScore) -> dict[str, pa.Arra
         ),
         "fantasyland_cards": pa.array(scored.fantasyland_cards, pa.int64(), mask=~open_face),
         "cards_dealt": pa.array(streets_dealt(batch), pa.int64(), mask=~open_face),
+    }
+
+
+def _decision_columns(decision: Decision | None, n: int) -> dict[str, pa.Array]:
+    """How each pair was decided, as the settlements table stores it."""
+    if decision is None:
+        raise ValueError(f"{n} pairs scored without saying how they were decided")
+
+    def royalties(per_row: Ints | None) -> pa.Array:
+        if per_row is None:
+            return pa.nulls(len(decision.decided), pa.list_(pa.int32()))
+        flat = pa.array(per_row.astype(np.int32).ravel())
+        return pa.FixedSizeListArray.from_arrays(flat, per_row.shape[1]).cast(pa.list_(pa.int32()))
+
+    return {
+        "decided": pa.array(np.array(DECIDED, dtype=object)[decision.decided], pa.string()),
+        "decided_by": pa.array(np.array(BY_NAMES, dtype=object)[decision.by], pa.string()),
+        "rows_won": pa.array(decision.rows_won.astype(np.int16)),
+        "rows_lost": pa.array(decision.rows_lost.astype(np.int16)),
+        "bonus": pa.array(decision.bonus),
+        "royalties": royalties(decision.royalties),
+        "opponent_royalties": royalties(decision.opponent_royalties),
     }
 
 

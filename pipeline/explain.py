@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -11,8 +10,7 @@ import duckdb
 
 from pipeline.display import quoted, visible
 from pipeline.errors import AuditError
-from pipeline.evaluator import parse_value
-from pipeline.games import ROW_NAMES
+from pipeline.games import ROW_NAMES, VARIANTS
 from pipeline.store import open_audit
 from pipeline.stored import LAYOUT
 from pipeline.text_table import text_table
@@ -25,22 +23,31 @@ class ExplainError(AuditError):
 _BOARDS = ", ".join(f"board_{b + 1}" for b in range(LAYOUT.boards))
 _HAND = (
     "SELECT table_id, hand_no, started_at, variant, point_value, rake_rate, rake_cap, "
-    f"rake_total, recorded_rake_total, source, {_BOARDS} FROM hands WHERE hand_id = ?"
+    f"rake_total, recorded_rake_total, source, scoring, {_BOARDS} FROM hands WHERE hand_id = ?"
 )
+
+
+def _records(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[dict[str, Any]]:
+    """A query's rows, each by column name."""
+    result = con.execute(sql, list(params))
+    names = [column[0] for column in result.description or ()]
+    return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
 
 
 def explain(db: Path, hand_id: str) -> str:
     """The hand's settings and row values, its pairs, its players and its divergences."""
     with open_audit(db) as con:
-        hand = con.execute(_HAND, [hand_id]).fetchone()
-        if hand is None:
+        found = _records(con, _HAND, hand_id)
+        if not found:
             return _not_audited(con, db, hand_id)
+        hand = found[0]
+        boards = [hand[f"board_{b + 1}"] for b in range(LAYOUT.boards)]
         sections = [
-            _heading(hand_id, hand),
-            _rows(con, hand_id) if any(hand[10:]) else _settings(con, hand_id),
-            _pairs(con, hand_id, any(hand[10:])),
+            _heading(hand_id, hand, boards),
+            _rows(con, hand_id) if any(boards) else _settings(con, hand_id),
+            _pairs(con, hand_id, hand, any(boards)),
             _players(con, hand_id),
-            f"Rake total: {hand[7]} (recorded {hand[8]})",
+            f"Rake total: {hand['rake_total']} (recorded {hand['recorded_rake_total']})",
             _divergences(con, hand_id),
         ]
     return "\n\n".join(sections)
@@ -65,14 +72,14 @@ def _rate_text(rate: Decimal) -> str:
     return str(exact if places > 2 else rate.quantize(Decimal("0.01")))
 
 
-def _heading(hand_id: str, hand: tuple[Any, ...]) -> str:
-    table_id, hand_no, started, variant, point_value, rate, cap = hand[:7]
-    boards = "  ".join(f"Board {b + 1}: {cards}" for b, cards in enumerate(hand[10:]) if cards)
+def _heading(hand_id: str, hand: dict[str, Any], boards: list[str | None]) -> str:
+    shown = "  ".join(f"Board {b + 1}: {cards}" for b, cards in enumerate(boards) if cards)
     return (
-        f"### {visible(hand_id)} ({variant}, {point_value} per point, rake {_rate_text(rate)} "
-        f"capped at {cap})\n"
-        f"table {visible(table_id)}, hand {hand_no}, {started:%Y-%m-%d %H:%M:%S} UTC, "
-        f"from {visible(hand[9])}" + (f"\n\n{boards}" if boards else "")
+        f"### {visible(hand_id)} ({hand['variant']}, {hand['point_value']} per point, rake "
+        f"{_rate_text(hand['rake_rate'])} capped at {hand['rake_cap']})\n"
+        f"table {visible(hand['table_id'])}, hand {hand['hand_no']}, "
+        f"{hand['started_at']:%Y-%m-%d %H:%M:%S} UTC, from {visible(hand['source'])}"
+        + (f"\n\n{shown}" if shown else "")
     )
 
 
@@ -162,96 +169,77 @@ def _streets(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
     return text_table(header, streets, numeric=[True, True] + [False] * 5) + "\n\n"
 
 
-def _pairs(con: duckdb.DuckDBPyConnection, hand_id: str, boards: bool) -> str:
-    pairs = con.execute(
-        "SELECT seat, opponent, points, home_run, amount FROM settlements "
-        "WHERE hand_id = ? ORDER BY seat, opponent",
-        [hand_id],
-    ).fetchall()
+def _pairs(con: duckdb.DuckDBPyConnection, hand_id: str, hand: dict[str, Any], boards: bool) -> str:
+    """Each pair's settlement as the audit stored it, and, without boards, how the audit
+    decided it (`settlements.decided` and the columns beside it), put in words."""
+    pairs = _records(
+        con,
+        'SELECT s.*, a."natural" AS seat_natural, b."natural" AS opponent_natural '
+        "FROM settlements s JOIN players a ON a.hand_id = s.hand_id AND a.seat = s.seat "
+        "JOIN players b ON b.hand_id = s.hand_id AND b.seat = s.opponent "
+        "WHERE s.hand_id = ? ORDER BY s.seat, s.opponent",
+        hand_id,
+    )
     header = ["seat", "opponent", "points", "home run", "amount"]
+    lines = [[p["seat"], p["opponent"], p["points"], p["home_run"], p["amount"]] for p in pairs]
     if boards:
-        return text_table(header, pairs)
-    how = _how_settled(con, hand_id)
-    lines = [[*pair, how[(pair[0], pair[1])]] for pair in pairs]
+        return text_table(header, lines)
+    offset = VARIANTS[hand["variant"]].open_face  # open-face royalties offset, row or no row
+    how = [_how(p, hand["scoring"], offset) for p in pairs]
+    lines = [[*line, said] for line, said in zip(lines, how, strict=True)]
     return text_table([*header, "how"], lines, numeric=[True] * 3 + [False, True, False])
 
 
-def _how_settled(con: duckdb.DuckDBPyConnection, hand_id: str) -> dict[tuple[int, int], str]:
-    """For each pair of a closed Chinese hand, the case of section 4.1 that settled it."""
-    seats: dict[int, dict[str, Any]] = {}
-    for seat, declare, natural, fouled, row, value, royalty in con.execute(
-        'SELECT seat, declare, "natural", fouled, "row", value, royalty FROM rows '
-        "JOIN players USING (hand_id, seat) WHERE hand_id = ? ORDER BY seat",
-        [hand_id],
-    ).fetchall():
-        player = seats.setdefault(seat, {"declare": declare, "natural": natural, "foul": fouled})
-        player[row] = (int(parse_value([value])[0]), royalty)
-    unmade = {
-        s
-        for (s,) in con.execute(
-            "SELECT seat FROM divergences WHERE hand_id = ? AND \"check\" = 'natural'", [hand_id]
-        ).fetchall()
-    }
-    scoring, surrender, fantasyland_rule = con.execute(
-        "SELECT scoring, surrender_points, fantasyland_rule FROM hands WHERE hand_id = ?", [hand_id]
-    ).fetchone() or ("1-6", 3, None)
-    offset = fantasyland_rule is not None  # open-face royalties offset, row or no row
-    return {
-        (a, b): _one_pair(a, b, seats, unmade, scoring, surrender, offset)
-        for a, b in itertools.combinations(sorted(seats), 2)
-    }
-
-
-def _one_pair(
-    a: int,
-    b: int,
-    seats: dict[int, dict[str, Any]],
-    unmade: set[int],
-    scoring: str,
-    give: int,
-    offset: bool,
-) -> str:
-    def natural(seat: int) -> str | None:
-        made = seats[seat]["declare"] == "natural" and seat not in unmade
-        return str(seats[seat]["natural"]) if made else None
-
-    nat = {s: natural(s) for s in (a, b)}
-    surrendered = [s for s in (a, b) if seats[s]["declare"] == "surrender"]
-    if any(nat.values()):
-        return " against ".join(f"seat {s} natural {n}" for s, n in nat.items() if n)
-    if surrendered:
-        return (
-            "both surrender"
-            if len(surrendered) == 2
-            else f"seat {surrendered[0]} surrenders ({give})"
+def _how(pair: dict[str, Any], scoring: str | None, offset: bool) -> str:
+    """A pair's stored decision in words."""
+    seat, opponent, by = pair["seat"], pair["opponent"], pair["decided_by"]
+    named = {"seat": [seat], "opponent": [opponent], "both": [seat, opponent]}.get(by, [])
+    decided = pair["decided"]
+    if decided == _NATURAL:
+        naturals = {seat: pair["seat_natural"], opponent: pair["opponent_natural"]}
+        return " against ".join(f"seat {s} natural {naturals[s]}" for s in named)
+    if decided in _SAID_ALONE:
+        return _SAID_ALONE[decided].format(
+            seat=named[0] if named else "", points=abs(pair["points"])
         )
-    fouls = [s for s in (a, b) if seats[s]["foul"]]
-    if len(fouls) == 2:
-        return "both foul"
-    won = {a: [], b: []}  # type: dict[int, list[str]]
-    for row in ROW_NAMES:
-        va, vb = seats[a][row][0], seats[b][row][0]
-        winner = b if a in fouls else a if b in fouls else a if va > vb else b if vb > va else None
-        if winner is not None:
-            won[winner].append(row)
-    parts = [f"seat {s} fouls" for s in fouls]
+    parts = [f"seat {s} fouls" for s in named] if decided == _FOUL else []
+    won = {seat: _row_names(pair["rows_won"]), opponent: _row_names(pair["rows_lost"])}
     parts += [f"seat {s} wins {', '.join(rows)}" for s, rows in won.items() if rows]
-    for s, rows in won.items():
-        if len(rows) == 3:
+    if pair["bonus"]:
+        to = seat if pair["bonus"] > 0 else opponent
+        if len(won[to]) == len(ROW_NAMES):
             parts.append(f"scoop ({'6 for the rows' if scoring == '1-6' else 'overall point'})")
-        elif len(rows) == 2 and scoring == "2-4":
-            parts.append(f"overall point to seat {s}")
-    if offset:
-        own = {s: sum(seats[s][row][1] or 0 for row in ROW_NAMES) for s in (a, b)}
-        parts += [f"royalties {own[a]} against {own[b]}"] if any(own.values()) else []
-        return "; ".join(parts) or "every row ties"
-    for row in ROW_NAMES:
-        (va, ra), (vb, rb) = seats[a][row], seats[b][row]
-        paid = [(s, r) for s, r, v, other in ((a, ra, va, vb), (b, rb, vb, va)) if r]
-        if len(paid) == 2:  # both qualify: only the stronger row is paid
-            paid = [(s, r) for s, r, v, other in ((a, ra, va, vb), (b, rb, vb, va)) if v > other]
-        parts += [f"royalty {r} to seat {s} ({row})" for s, r in paid]
+        else:
+            parts.append(f"overall point to seat {to}")
+    parts += _royalties(pair, offset)
     return "; ".join(parts) or "every row ties"
+
+
+def _row_names(mask: int) -> list[str]:
+    return [name for k, name in enumerate(ROW_NAMES) if mask >> k & 1]
+
+
+def _royalties(pair: dict[str, Any], offset: bool) -> list[str]:
+    """The royalties the pair counted: each side's total where they offset (open-face),
+    each row's where they are paid (closed Chinese)."""
+    mine, theirs = pair["royalties"] or [], pair["opponent_royalties"] or []
+    if offset:
+        return [f"royalties {sum(mine)} against {sum(theirs)}"] if any(mine + theirs) else []
+    return [
+        f"royalty {paid} to seat {who} ({row})"
+        for row, ours, other in zip(ROW_NAMES, mine, theirs, strict=True)
+        for who, paid in ((pair["seat"], ours), (pair["opponent"], other))
+        if paid
+    ]
+
+
+# The decisions said in one phrase ({seat}: the one who surrendered).
+_NATURAL, _FOUL = "natural", "foul"
+_SAID_ALONE = {
+    "both_surrender": "both surrender",
+    "surrender": "seat {seat} surrenders ({points})",
+    "both_fouled": "both foul",
+}
 
 
 def _players(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:

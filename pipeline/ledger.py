@@ -26,8 +26,9 @@ from pipeline.errors import AuditError
 
 # What the audit's tables look like; an append refuses an audit of another version.
 # 1: before versions were recorded; 2: runs keep the mode and the inputs' digests, and
-# quarantined records keep their players for the table rules.
-SCHEMA_VERSION = 2
+# quarantined records keep their players for the table rules; 3: each settlement says
+# how it was decided.
+SCHEMA_VERSION = 3
 # How large DuckDB's write-ahead log may grow over appends before it is checkpointed.
 LOG_LIMIT = "128MB"
 # How long an append waits for readers to close the audit before it gives up (seconds).

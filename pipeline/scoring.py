@@ -23,6 +23,7 @@ from pipeline.games import (
     per_game,
 )
 from pipeline.games import open_face as ofc
+from pipeline.games.game import HOME_RUN, ROWS, Decision, row_masks
 
 Ints = npt.NDArray[np.int64]
 
@@ -36,6 +37,7 @@ class Pairs:
     b: Ints
     points: Ints  # what a won from b (negative when a lost)
     home_run: Ints  # HOME_RUN_NONE, HOME_RUN_SEAT (a scored it) or HOME_RUN_OPPONENT
+    decision: Decision | None = None  # how the points were decided (what money needs not)
 
     def __len__(self) -> int:
         return len(self.hand)
@@ -76,9 +78,14 @@ def score_pairs(variant: Variant, values: npt.NDArray[np.int16], hand: Ints, sea
     swept = compare.reshape(len(a), -1)
     a_sweeps = (swept == 1).all(axis=1)
     b_sweeps = (swept == -1).all(axis=1)
-    points += variant.home_run_bonus * (a_sweeps.astype(np.int64) - b_sweeps)
+    bonus = variant.home_run_bonus * (a_sweeps.astype(np.int64) - b_sweeps)
+    points += bonus
     home_run = np.select([a_sweeps, b_sweeps], [HOME_RUN_SEAT, HOME_RUN_OPPONENT], HOME_RUN_NONE)
-    return Pairs(hand[a], a, b, points, home_run.astype(np.int64))
+    won, lost = row_masks(swept)
+    zero = np.zeros(len(a), np.int64)
+    decided = np.where(bonus != 0, HOME_RUN, ROWS).astype(np.int64)
+    decision = Decision(decided, zero, won, lost, bonus, None, None)
+    return Pairs(hand[a], a, b, points, home_run.astype(np.int64), decision)
 
 
 def player_points(pairs: Pairs, n_players: int) -> Ints:
@@ -150,19 +157,34 @@ def _family_pairs(
     hand = players.hand[a]
 
     def opened() -> tuple[Ints, ...]:
-        played = ofc.pair_points(a, b, rows, foul, royalty)
-        return played.points, played.home_run
+        return _columns(ofc.pair_points(a, b, rows, foul, royalty))
 
     def closed() -> tuple[Ints, ...]:
         settled, natural = declarations
         two_four, surrender = hands.two_four[hand], hands.surrender_points[hand]
-        played = chinese.pair_points(
-            a, b, rows, foul, royalty, settled, natural, two_four, surrender
+        return _columns(
+            chinese.pair_points(a, b, rows, foul, royalty, settled, natural, two_four, surrender)
         )
-        return played.points, played.home_run
 
-    points, home_run = _per_family(open_face[a], opened, closed)
-    return Pairs(hand, a, b, points, home_run)
+    points, home_run, *decision = _per_family(open_face[a], opened, closed)
+    return Pairs(hand, a, b, points, home_run, Decision(*decision))
+
+
+def _columns(played: chinese.PairPoints) -> tuple[Ints, ...]:
+    """A rule's pair points as columns, for `_per_family` to choose between."""
+    d = played.decision
+    assert d.royalties is not None and d.opponent_royalties is not None
+    return (
+        played.points,
+        played.home_run,
+        d.decided,
+        d.by,
+        d.rows_won,
+        d.rows_lost,
+        d.bonus,
+        d.royalties,
+        d.opponent_royalties,
+    )
 
 
 def _per_family(

@@ -106,11 +106,15 @@ STORED: tuple[StoredTable, ...] = (
         ("value_id",),
         Writer.fixed,
     ),
+    # How each pair was decided (`games.game.Decision`): the case (DECIDED), whose natural,
+    # surrender or foul it was, the rows each side won (bit k: row k, board by board), the
+    # bonus's points, and the royalties counted per row (the family's; NULL for Taiwanese).
     StoredTable(
         "settlements",
         f"""
         hand_id VARCHAR, seat BIGINT, opponent BIGINT, points BIGINT, home_run VARCHAR,
-        amount {MONEY}""",
+        amount {MONEY}, decided VARCHAR, decided_by VARCHAR, rows_won SMALLINT,
+        rows_lost SMALLINT, bonus BIGINT, royalties INTEGER[], opponent_royalties INTEGER[]""",
         ("hand_id", "seat", "opponent"),
         Writer.audit,
         per_hand=True,

@@ -15,13 +15,29 @@ import numpy.typing as npt
 
 from pipeline.evaluator import Category, Plays, category_of, ranks_of
 from pipeline.games.game import (
+    BOTH_FOULED,
+    BOTH_SURRENDER,
+    BY_BOTH,
+    FOUL,
     HOME_RUN_NONE,
     HOME_RUN_OPPONENT,
     HOME_RUN_SEAT,
+    OVERALL_POINT,
+    ROWS,
+    SCOOP,
+    Decision,
     Family,
     Layout,
     Row,
     Variant,
+    row_masks,
+    who,
+)
+from pipeline.games.game import (
+    NATURAL as DECIDED_NATURAL,
+)
+from pipeline.games.game import (
+    SURRENDER as DECIDED_SURRENDER,
 )
 
 Ints = npt.NDArray[np.int64]
@@ -140,6 +156,43 @@ def naturals_made(cards: npt.NDArray[np.int8]) -> Flags:
 class PairPoints:
     points: Ints
     home_run: Ints
+    decision: Decision
+
+
+def rows_played(
+    a: Ints, b: Ints, values: npt.NDArray[np.int16], foul: Flags
+) -> tuple[Ints, Ints, Ints]:
+    """Per pair and row, +1 where a wins it, -1 where b does (a fouled hand loses every
+    row to one that did not foul); and how many rows each won."""
+    wins = np.sign(values[a].astype(np.int64) - values[b].astype(np.int64))  # (pairs, 3)
+    foul_a, foul_b = foul[a], foul[b]
+    wins = np.where((foul_b & ~foul_a)[:, None], 1, np.where((foul_a & ~foul_b)[:, None], -1, wins))
+    return wins, (wins > 0).sum(axis=1), (wins < 0).sum(axis=1)
+
+
+def played_decision(
+    wins: Ints, foul_by: Ints, bonus: Ints, royalties: tuple[Ints, Ints]
+) -> Decision:
+    """How a pair that played its rows was decided: by both fouls, a foul, a scoop, an
+    overall point, or the rows alone."""
+    both = foul_by == BY_BOTH
+    swept = (np.abs(wins).sum(axis=1) == 3) & (np.abs(wins.sum(axis=1)) == 3)
+    decided = np.select(
+        [both, foul_by > 0, swept & (bonus != 0), bonus != 0],
+        [BOTH_FOULED, FOUL, SCOOP, OVERALL_POINT],
+        ROWS,
+    )
+    won, lost = row_masks(np.where(both[:, None], 0, wins))
+    nothing = np.where(both, 0, 1)
+    return Decision(
+        decided,
+        foul_by,
+        won,
+        lost,
+        bonus * nothing,
+        royalties[0] * nothing[:, None],
+        royalties[1] * nothing[:, None],
+    )
 
 
 def pair_points(
@@ -163,13 +216,9 @@ def pair_points(
     nat_a, nat_b = natural[a], natural[b]
     gave_a, gave_b = declared[a] == SURRENDER, declared[b] == SURRENDER
     played = _played(a, b, values, foul, royalty, two_four)
+    natural_by, gave_by = who(nat_a > 0, nat_b > 0), who(gave_a, gave_b)
     points = np.select(
-        [
-            (nat_a > 0) & (nat_b > 0),
-            (nat_a > 0) | (nat_b > 0),
-            gave_a & gave_b,
-            gave_a | gave_b,
-        ],
+        [natural_by == BY_BOTH, natural_by > 0, gave_by == BY_BOTH, gave_by > 0],
         [
             np.where(nat_a > nat_b, nat_a, np.where(nat_b > nat_a, -nat_b, 0)),
             nat_a - nat_b,
@@ -178,18 +227,41 @@ def pair_points(
         ],
         played.points,
     )
-    settled_by_rows = (nat_a == 0) & (nat_b == 0) & ~gave_a & ~gave_b
-    return PairPoints(points, np.where(settled_by_rows, played.home_run, HOME_RUN_NONE))
+    by_rows = (natural_by == 0) & (gave_by == 0)
+    return PairPoints(
+        points,
+        np.where(by_rows, played.home_run, HOME_RUN_NONE),
+        _declared(played.decision, by_rows, natural_by, gave_by),
+    )
+
+
+def _declared(played: Decision, by_rows: Flags, natural_by: Ints, gave_by: Ints) -> Decision:
+    """The decision of pairs settled by a declaration (a natural, a surrender) before any
+    row is played; the rows' own elsewhere."""
+    decided = np.select(
+        [natural_by > 0, gave_by == BY_BOTH, gave_by > 0],
+        [DECIDED_NATURAL, BOTH_SURRENDER, DECIDED_SURRENDER],
+        played.decided,
+    )
+    kept = by_rows.astype(np.int64)
+    assert played.royalties is not None and played.opponent_royalties is not None
+    return Decision(
+        decided,
+        np.where(natural_by > 0, natural_by, np.where(gave_by > 0, gave_by, played.by)),
+        played.rows_won * kept,
+        played.rows_lost * kept,
+        played.bonus * kept,
+        played.royalties * kept[:, None],
+        played.opponent_royalties * kept[:, None],
+    )
 
 
 def _played(
     a: Ints, b: Ints, values: npt.NDArray[np.int16], foul: Flags, royalty: Ints, two_four: Flags
 ) -> PairPoints:
     """Both play: fouls, rows, the scoop or overall point, and royalties."""
-    wins = np.sign(values[a].astype(np.int64) - values[b].astype(np.int64))  # (pairs, 3)
+    wins, won_a, won_b = rows_played(a, b, values, foul)
     foul_a, foul_b = foul[a], foul[b]
-    wins = np.where((foul_b & ~foul_a)[:, None], 1, np.where((foul_a & ~foul_b)[:, None], -1, wins))
-    won_a, won_b = (wins > 0).sum(axis=1), (wins < 0).sum(axis=1)
     bonus = np.where(
         two_four,
         (won_a >= 2).astype(np.int64) - (won_b >= 2),
@@ -205,4 +277,9 @@ def _played(
     home_run = np.select(
         [won_a == 3, won_b == 3], [HOME_RUN_SEAT, HOME_RUN_OPPONENT], HOME_RUN_NONE
     )
-    return PairPoints(points.astype(np.int64), np.where(foul_a & foul_b, HOME_RUN_NONE, home_run))
+    decision = played_decision(wins, who(foul_a, foul_b), bonus, (paid_a, paid_b))
+    return PairPoints(
+        points.astype(np.int64),
+        np.where(foul_a & foul_b, HOME_RUN_NONE, home_run),
+        decision,
+    )

@@ -9,10 +9,62 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+import numpy as np
+import numpy.typing as npt
+
 from pipeline.evaluator import Plays
+
+Ints = npt.NDArray[np.int64]
 
 HOME_RUN_NONE, HOME_RUN_SEAT, HOME_RUN_OPPONENT = 0, 1, 2
 HOME_RUN_NAMES = (None, "seat", "opponent")  # who of a pair scored it, as recorded, by code
+# Who of a pair a decision names (its natural, surrender or foul): the Home Run's codes,
+# and both.
+BY_BOTH = 3
+BY_NAMES = (*HOME_RUN_NAMES, "both")
+
+# How a pair's settlement was decided (settlements.decided), by code, in the order the
+# rules are tried: a natural, a surrender, a foul, then the rows and their bonus.
+DECIDED = (
+    "natural",
+    "both_surrender",
+    "surrender",
+    "both_fouled",
+    "foul",
+    "home_run",  # Taiwanese: one player won every row on both boards
+    "scoop",  # the family: one player won every row
+    "overall_point",  # closed Chinese 2-4: one player won two rows
+    "rows",
+)
+(NATURAL, BOTH_SURRENDER, SURRENDER, BOTH_FOULED, FOUL, HOME_RUN, SCOOP, OVERALL_POINT, ROWS) = (
+    range(len(DECIDED))
+)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How each pair's points were decided, as the rule that settled it saw it (the seat
+    is the pair's first player, the opponent its second)."""
+
+    decided: Ints  # code into DECIDED
+    by: Ints  # whose natural, surrender or foul: HOME_RUN_SEAT, HOME_RUN_OPPONENT or BY_BOTH
+    rows_won: Ints  # bit k set where the seat won row k (board by board, rows in order)
+    rows_lost: Ints  # bit k set where the opponent won it
+    bonus: Ints  # the points of a Home Run, scoop or overall point, from the seat's side
+    royalties: Ints | None  # (pairs, rows) royalty points counted for the seat (the family)
+    opponent_royalties: Ints | None  # and for the opponent
+
+
+def who(seat: npt.NDArray[np.bool_], opponent: npt.NDArray[np.bool_]) -> Ints:
+    """Per pair: which of the two a condition holds for (0 neither, or seat, opponent, both)."""
+    return seat.astype(np.int64) * HOME_RUN_SEAT + opponent.astype(np.int64) * HOME_RUN_OPPONENT
+
+
+def row_masks(wins: Ints) -> tuple[Ints, Ints]:
+    """The rows each side of a pair won, as bits, from per-row signs (pairs, k): +1 where
+    the seat won, -1 where the opponent did."""
+    bits = np.int64(1) << np.arange(wins.shape[1], dtype=np.int64)
+    return (wins > 0) @ bits, (wins < 0) @ bits
 
 
 class Family(StrEnum):

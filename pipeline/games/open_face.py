@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.evaluator import Category, category_of, ranks_of
-from pipeline.games.chinese import CHINESE, PairPoints
+from pipeline.games.chinese import CHINESE, PairPoints, played_decision, rows_played
 from pipeline.games.game import (
     HOME_RUN_NONE,
     HOME_RUN_OPPONENT,
@@ -19,6 +19,7 @@ from pipeline.games.game import (
     Family,
     Streets,
     Variant,
+    who,
 )
 
 Ints = npt.NDArray[np.int64]
@@ -86,18 +87,17 @@ def pair_points(
 ) -> PairPoints:
     """What player a wins from player b: 1 a row, 3 more for a scoop, royalties offsetting;
     a fouled hand loses every row to one that did not foul, and earns no royalty."""
-    wins = np.sign(values[a].astype(np.int64) - values[b].astype(np.int64))
+    wins, won_a, won_b = rows_played(a, b, values, foul)
     foul_a, foul_b = foul[a], foul[b]
-    wins = np.where((foul_b & ~foul_a)[:, None], 1, np.where((foul_a & ~foul_b)[:, None], -1, wins))
-    won_a, won_b = (wins > 0).sum(axis=1), (wins < 0).sum(axis=1)
     scoop = 3 * ((won_a == 3).astype(np.int64) - (won_b == 3))
-    roy_a = np.where(foul_a, 0, royalty[a].sum(axis=1))
-    roy_b = np.where(foul_b, 0, royalty[b].sum(axis=1))
+    roy_a = np.where(foul_a[:, None], 0, royalty[a])
+    roy_b = np.where(foul_b[:, None], 0, royalty[b])
     both = foul_a & foul_b
-    points = np.where(both, 0, won_a - won_b + scoop + roy_a - roy_b)
+    points = np.where(both, 0, won_a - won_b + scoop + roy_a.sum(axis=1) - roy_b.sum(axis=1))
     swept = [(won_a == 3) & ~both, (won_b == 3) & ~both]
     home_run = np.select(swept, [HOME_RUN_SEAT, HOME_RUN_OPPONENT], HOME_RUN_NONE)
-    return PairPoints(points.astype(np.int64), home_run.astype(np.int64))
+    decision = played_decision(wins, who(foul_a, foul_b), scoop, (roy_a, roy_b))
+    return PairPoints(points.astype(np.int64), home_run.astype(np.int64), decision)
 
 
 def fantasyland_next(

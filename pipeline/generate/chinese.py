@@ -186,7 +186,7 @@ def _play(
         np.full(len(a), two_four),
         surrender_points[tables][hand],
     )
-    pairs = Pairs(hand, a, b, scored.points, scored.home_run)
+    pairs = Pairs(hand, a, b, scored.points, scored.home_run, scored.decision)
     _, money = t.settle(tables, pairs, hand_of, seat, table_stakes=True)
     return _Hands(
         tables,

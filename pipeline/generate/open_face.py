@@ -174,7 +174,7 @@ def _play(
     royalty = rules.royalties(values)
     a, b = pairs_of(hand_of, seat + 1)
     scored = rules.pair_points(a, b, values, fouled, royalty)
-    pairs = Pairs(hand_of[a], a, b, scored.points, scored.home_run)
+    pairs = Pairs(hand_of[a], a, b, scored.points, scored.home_run, scored.decision)
     _, money = t.settle(tables, pairs, hand_of, seat, table_stakes=True)
     earned, earned_cards = rules.fantasyland_next(
         values, fouled, landed, np.full(len(seat), rule.progressive)
