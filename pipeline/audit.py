@@ -23,17 +23,11 @@ from pipeline.columns import decimals
 from pipeline.games import HOME_RUN_NAMES, Layout
 from pipeline.games.chinese import DECLARATIONS, NATURALS, SCORING
 from pipeline.games.game import BY_NAMES, DECIDED, Decision
+from pipeline.games.pairs import Ints, Pairs, player_points, sum_by
+from pipeline.games.taiwanese import pair_points
 from pipeline.money import Settlement, settle
 from pipeline.packing import CARDS, VALUES
-from pipeline.scoring import (
-    ChineseScore,
-    Ints,
-    Pairs,
-    player_points,
-    score_chinese,
-    score_pairs,
-    sum_by,
-)
+from pipeline.scoring import ChineseScore, score_chinese
 from pipeline.showdown import Showdown, showdown
 from pipeline.stages import NO_STAGES, Stages
 
@@ -103,7 +97,7 @@ def _score(batch: HandBatch, shown: Showdown) -> Scored:
     if batch.game.layout is Layout.chinese:
         pairs, chinese = score_chinese(batch, shown.value)
     else:
-        pairs = score_pairs(batch.game, shown.value, players.hand, players.seat)
+        pairs = pair_points(batch.game, shown.value, players.hand, players.seat)
     money = settle(
         pairs,
         players.hand,

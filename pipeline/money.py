@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.scoring import Pairs, sum_by
+from pipeline.games.pairs import Pairs, sum_by
 
 Ints = npt.NDArray[np.int64]
 RATE_ONE = 10**9

@@ -1,12 +1,10 @@
-"""Row values -> pair points and Home Runs, for every pair of dealt-in players of every hand.
-
-Players arrive grouped by hand and ordered by seat; pairs are formed per hand size
-(2 to 6 players: five shapes), never per hand in a Python loop.
+"""The family's scoring of a batch: fouls, royalties, naturals and Fantasyland per player,
+and each pair's points by its game's rule (closed Chinese or open-face). Taiwanese
+pairs are scored by `games.taiwanese.pair_points`.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,90 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.batch import HandBatch
-from pipeline.games import (
-    HOME_RUN_NONE,
-    HOME_RUN_OPPONENT,
-    HOME_RUN_SEAT,
-    Variant,
-    chinese,
-    per_game,
-)
+from pipeline.games import chinese, per_game
 from pipeline.games import open_face as ofc
-from pipeline.games.game import HOME_RUN, ROWS, Decision, row_masks
-
-Ints = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True)
-class Pairs:
-    """Every pair (a, b) of players of a hand, a seated before b, with what a won from b."""
-
-    hand: Ints
-    a: Ints  # player index (into the batch's players)
-    b: Ints
-    points: Ints  # what a won from b (negative when a lost)
-    home_run: Ints  # HOME_RUN_NONE, HOME_RUN_SEAT (a scored it) or HOME_RUN_OPPONENT
-    decision: Decision | None = None  # how the points were decided (what money needs not)
-
-    def __len__(self) -> int:
-        return len(self.hand)
-
-
-def pairs_of(hand: Ints, seat: Ints) -> tuple[Ints, Ints]:
-    """Indices (a, b) of every pair of players in the same hand, a in a lower seat than b.
-
-    `hand` must be sorted (players grouped by hand); within a hand any seat order.
-    """
-    n = len(hand)
-    if n == 0:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    starts = np.flatnonzero(np.r_[True, hand[1:] != hand[:-1]])
-    sizes = np.diff(np.r_[starts, n])
-    a_parts, b_parts = [], []
-    for size in np.unique(sizes):
-        local = np.array(list(itertools.combinations(range(size), 2)), dtype=np.int64)
-        if local.size == 0:
-            continue
-        first = starts[sizes == size]
-        a_parts.append((first[:, None] + local[None, :, 0]).ravel())
-        b_parts.append((first[:, None] + local[None, :, 1]).ravel())
-    a = np.concatenate(a_parts) if a_parts else np.empty(0, np.int64)
-    b = np.concatenate(b_parts) if b_parts else np.empty(0, np.int64)
-    swap = seat[a] > seat[b]
-    a, b = np.where(swap, b, a), np.where(swap, a, b)
-    order = np.lexsort((seat[b], seat[a], hand[a]))
-    return a[order], b[order]
-
-
-def score_pairs(variant: Variant, values: npt.NDArray[np.int16], hand: Ints, seat: Ints) -> Pairs:
-    """Pair points from row values (players, boards, rows): 1/2/3 per row won, +8 for a sweep."""
-    a, b = pairs_of(hand, seat)
-    compare = np.sign(values[a].astype(np.int32) - values[b].astype(np.int32))  # (pairs, B, R)
-    row_points = np.array([row.points for row in variant.rows], dtype=np.int64)
-    points = (compare * row_points).sum(axis=(1, 2), dtype=np.int64)
-    swept = compare.reshape(len(a), -1)
-    a_sweeps = (swept == 1).all(axis=1)
-    b_sweeps = (swept == -1).all(axis=1)
-    bonus = variant.home_run_bonus * (a_sweeps.astype(np.int64) - b_sweeps)
-    points += bonus
-    home_run = np.select([a_sweeps, b_sweeps], [HOME_RUN_SEAT, HOME_RUN_OPPONENT], HOME_RUN_NONE)
-    won, lost = row_masks(swept)
-    zero = np.zeros(len(a), np.int64)
-    decided = np.where(bonus != 0, HOME_RUN, ROWS).astype(np.int64)
-    decision = Decision(decided, zero, won, lost, bonus, None, None)
-    return Pairs(hand[a], a, b, points, home_run.astype(np.int64), decision)
-
-
-def player_points(pairs: Pairs, n_players: int) -> Ints:
-    """Each player's hand points: the sum over their opponents."""
-    return sum_by(pairs.a, pairs.points, n_players) - sum_by(pairs.b, pairs.points, n_players)
-
-
-def sum_by(index: Ints, values: Ints, n: int) -> Ints:
-    """Integer sums of `values` grouped by `index` (0..n-1), exact (no float weights)."""
-    out = np.zeros(n, dtype=np.int64)
-    np.add.at(out, index, values)
-    return out
+from pipeline.games.game import Decision
+from pipeline.games.pairs import Ints, Pairs, pairs_of
 
 
 @dataclass(frozen=True)

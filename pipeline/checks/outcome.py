@@ -14,8 +14,8 @@ from pipeline.checks.findings import DivergenceCheck, Findings
 from pipeline.checks.jokers import check_joker_substitutes
 from pipeline.evaluator import parse_value, value_text
 from pipeline.games import HOME_RUN_NAMES, ROW_NAMES
+from pipeline.games.pairs import Pairs, sum_by
 from pipeline.money import Settlement, money_text
-from pipeline.scoring import Pairs, sum_by
 from pipeline.showdown import Showdown
 
 Ints = npt.NDArray[np.int64]

@@ -20,11 +20,11 @@ from pipeline.evaluator import Category, value_text
 from pipeline.evaluator.values import three_card_classes
 from pipeline.games import CHINESE
 from pipeline.games import chinese as rules
+from pipeline.games.pairs import Pairs, pairs_of, player_points
 from pipeline.generate.faults import FAMILY_FAULTS
 from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
 from pipeline.money import Settlement, money_text
-from pipeline.scoring import Pairs, pairs_of, player_points
 from pipeline.showdown import showdown
 
 Ints = npt.NDArray[np.int64]

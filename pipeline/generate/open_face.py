@@ -21,12 +21,12 @@ from pipeline.evaluator import value_text
 from pipeline.games import ROW_NAMES, Streets, Variant
 from pipeline.games import chinese as closed
 from pipeline.games import open_face as rules
+from pipeline.games.pairs import Pairs, pairs_of, player_points
 from pipeline.generate.chinese import settings_of, values_of
 from pipeline.generate.faults import FAMILY_FAULTS
 from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
 from pipeline.money import Settlement, money_text
-from pipeline.scoring import Pairs, pairs_of, player_points
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]

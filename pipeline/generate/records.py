@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from pipeline.games import HOME_RUN_NAMES
+from pipeline.games.pairs import Ints, Pairs
 from pipeline.generate.tables import Tables
 from pipeline.money import Settlement, money_text
-from pipeline.scoring import Ints, Pairs
 
 
 def of_hand(hand: Ints, h: int) -> range:

@@ -21,6 +21,8 @@ from pipeline.evaluator import value_text
 from pipeline.games import TAIWANESE_JOKERS, VARIANTS, Family
 from pipeline.games import TAIWANESE_JOKERS as GAME
 from pipeline.games.chinese import SCORING
+from pipeline.games.pairs import Pairs, player_points
+from pipeline.games.taiwanese import pair_points
 from pipeline.generate import faults
 from pipeline.generate.chinese import simulate_chinese
 from pipeline.generate.open_face import simulate_open_face
@@ -38,7 +40,6 @@ from pipeline.generate.tables import (
 from pipeline.hand_history import arrow_schema, text_schema
 from pipeline.money import Settlement, money_text
 from pipeline.progress import Progress
-from pipeline.scoring import Pairs, player_points, score_pairs
 from pipeline.showdown import showdown
 
 FORMATS = ("jsonl", "json", "parquet")
@@ -161,7 +162,7 @@ def _play(rng: np.random.Generator, t: Tables, tables: Ints, dealt: Flags, away:
     hand_of = np.searchsorted(tables, table_of)
     setting = {name: row[table_of, seat] for name, row in zip(GAME.row_names, rows, strict=True)}
     shown = showdown(GAME, boards[tables], setting, hand_of)
-    pairs = score_pairs(GAME, shown.value, hand_of, seat + 1)
+    pairs = pair_points(GAME, shown.value, hand_of, seat + 1)
     stack_start, money = t.settle(tables, pairs, hand_of, seat)
     return _Played(
         tables=tables,

@@ -14,8 +14,8 @@ import numpy.typing as npt
 
 from pipeline.cards import JOKER
 from pipeline.games import TAIWANESE_JOKERS as GAME
+from pipeline.games.pairs import Pairs
 from pipeline.money import Settlement, settle
-from pipeline.scoring import Pairs
 
 SEATS = 6
 POINT_VALUES = np.array([10, 25, 50, 100, 200, 500])  # cents per point
