@@ -229,3 +229,45 @@ def spoil(rng: Rng, hand: Hand, check: str, returning: set[str] | None = None) -
 
 def copy_hand(hand: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(hand)
+
+
+class FaultBook:
+    """The faults written so far, and the later hands where each may echo."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.listed: list[Fault] = []
+        self.played: set[str] = set()  # table and player of every hand so far
+        # A wrong recorded stack echoes at the player's next hand at the table, however late.
+        self.awaiting: dict[str, Fault] = {}
+
+    def lines(self, hand: dict[str, Any], fault: str | None) -> list[str]:
+        """The lines to write for `hand`: spoiled, and listed, when it can carry `fault`."""
+        to_write: list[str] | None = None
+        if fault is not None and fault not in DEALING_FAULTS:
+            returning = {
+                p["player_id"]
+                for p in hand["players"]
+                if hand["table_id"] + p["player_id"] in self.played
+            }
+            to_write = spoil(self.rng, copy_hand(hand), fault, returning)
+        elif fault in DEALING_FAULTS:
+            to_write = [json.dumps(hand)]  # what the table did is the fault
+        if fault is None or to_write is None:
+            return [json.dumps(hand)]
+        before = fault in ("hand_no", "continuity")
+        self.listed.append(Fault(hand["hand_id"], fault, echoes(hand, before)))
+        for p in hand["players"]:
+            self.awaiting[hand["table_id"] + p["player_id"]] = self.listed[-1]
+        return to_write
+
+    def written(self, hand: dict[str, Any]) -> None:
+        """Note the hand's players; a fault awaiting one of them echoes here."""
+        for p in hand["players"]:
+            key = hand["table_id"] + p["player_id"]
+            self.played.add(key)
+            echoed = self.awaiting.get(key)
+            if echoed is not None and echoed.hand_id != hand["hand_id"]:
+                if hand["hand_id"] not in echoed.echo_hand_ids:
+                    echoed.echo_hand_ids.append(hand["hand_id"])
+                del self.awaiting[key]
