@@ -15,11 +15,10 @@ from pipeline.ingest.decode import (
     decode_objects,
     schema,
 )
+from pipeline.ingest.parts import LinesBlock, ObjectsBlock
 from pipeline.ingest.quarantine import QuarantineCheck, Quarantined
 from pipeline.ingest.sources import (
     FilePart,
-    LinesBlock,
-    ObjectsBlock,
     RowGroupsBlock,
     input_files,
     read_blocks,

@@ -37,8 +37,9 @@ from pipeline.hand_history import (
     arrow_schema,
     text_schema,
 )
+from pipeline.ingest.parts import ArrowBlock, LinesBlock, ObjectsBlock
 from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
-from pipeline.ingest.sources import ArrowBlock, LinesBlock, ObjectsBlock, loads
+from pipeline.ingest.sources import loads
 
 _SMALLEST_FAST = 32
 # Lines read together once a block is refused: a bad line then costs the reading of

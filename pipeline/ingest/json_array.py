@@ -1,4 +1,6 @@
-"""The objects of a JSON array found by their brackets, so that they are read as lines are.
+"""JSON documents read: a plain array of objects cut by its brackets, so that its objects
+are read as lines are (`array_blocks`), and anything else decoded object by object,
+carefully (`document_blocks`).
 
 Decoding a JSON array object by object with Python's json made it three to four times
 slower to audit than the same hands as JSON Lines. Here numpy finds, chunk by chunk,
@@ -17,13 +19,27 @@ JSON is quarantined alone, as a bad line of JSON Lines is.
 from __future__ import annotations
 
 import codecs
+import io
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.hand_history import JsonConstant, JsonNumber
+from pipeline.ingest import parts as file_parts
+from pipeline.ingest.parts import (
+    LinesBlock,
+    ObjectsBlock,
+    records_in_block,
+    unreadable,
+)
+from pipeline.ingest.quarantine import Quarantined
+
 _READ = 16 << 20
+_CHUNK = 1 << 20  # the careful reader's
 _QUOTE, _BACKSLASH, _LINE_FEED, _OPEN_OBJECT = ord('"'), ord("\\"), ord("\n"), ord("{")
 _BETWEEN = b" \t\r\n,"  # what may stand between the objects (as the careful reader allows)
 # An object's line breaks made spaces: one object, one line.
@@ -187,3 +203,136 @@ def _escaped(
     runs = lasts - firsts + 1 + np.where(firsts == 0, carried, 0)
     found = np.minimum(np.searchsorted(lasts, at - 1), len(lasts) - 1)
     return ((lasts[found] == at - 1) & (runs[found] % 2 == 1)) | after_carried
+
+
+def array_blocks(name: str, stream: IO[bytes], objects: Objects) -> Iterator[LinesBlock]:
+    """The objects of a JSON array in blocks (`_records_in_block`), each made one line,
+    each keeping its own text."""
+    first = 0
+    buffer, base = b"", 0  # text read and not yet given, and where it starts in the file
+    while first < len(objects.starts):
+        last = first + records_in_block(objects.ends[first:], int(objects.starts[first]))
+        end = int(objects.ends[last - 1])
+        pieces, have = [buffer], base + len(buffer)
+        while have < end:
+            chunk = stream.read(max(_READ, end - have))
+            if not chunk:
+                raise OSError("the file was shorter on a second reading")
+            pieces.append(chunk)
+            have += len(chunk)
+        buffer = b"".join(pieces)
+        starts, ends = objects.starts[first:last] - base, objects.ends[first:last] - base
+        own = [buffer[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+        text = b"\n".join(x.translate(ONE_LINE) for x in own)
+        yield LinesBlock(name, objects.lines[first:last].tolist(), text=text, originals=own)
+        buffer, base = buffer[end - base :], end
+        first = last
+
+
+class _Document:
+    """A JSON document read in chunks: the text still to decode, where decoding is, and
+    the line it is on. At least one chunk is kept ahead, so that a value is never cut at
+    the end of what was read."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.reader = io.TextIOWrapper(stream, encoding="utf-8", errors="strict")
+        self.decoder = json.JSONDecoder(parse_float=JsonNumber, parse_constant=JsonConstant)
+        self.text = ""
+        self.pos = 0
+        self.line = 1  # the line `text` starts on
+        self.eof = False
+        self._counted_text, self._counted_to, self._lines_before = "", 0, 0  # for `where`
+
+    def peek(self) -> str | None:
+        """The next character that is not a separator, or None at the end of the document."""
+        while True:
+            if not self.eof and len(self.text) - self.pos < _CHUNK:
+                chunk = self.reader.read(_CHUNK)
+                self.eof = not chunk
+                self.line += self.text.count("\n", 0, self.pos)
+                self.text, self.pos = self.text[self.pos :] + chunk, 0
+            while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n,":
+                self.pos += 1
+            if self.pos < len(self.text):
+                return self.text[self.pos]
+            if self.eof:
+                return None
+
+    def value(self) -> tuple[Any, str, int]:
+        """The next JSON value, its text and its line; raises ValueError or RecursionError
+        where the text holds none (reading on first where a value may continue)."""
+        while True:
+            try:
+                record, end = self.decoder.raw_decode(self.text, self.pos)
+                break
+            except ValueError:
+                if self.eof or len(self.text) - self.pos >= 64 * _CHUNK or not self._more():
+                    raise
+        here = self.where()
+        raw, self.pos = self.text[self.pos : end], end
+        return record, raw, here
+
+    def where(self) -> int:
+        """The line `pos` is on; the text before it is counted once, not at every call."""
+        if self._counted_text is not self.text or self._counted_to > self.pos:
+            self._counted_text, self._counted_to, self._lines_before = self.text, 0, 0
+        self._lines_before += self.text.count("\n", self._counted_to, self.pos)
+        self._counted_to = self.pos
+        return self.line + self._lines_before
+
+    def after_close(self) -> str:
+        """What follows the array's closing bracket (nothing, in a good file)."""
+        rest = self.text[self.pos + 1 :].strip()
+        return rest or ("" if self.eof else self.reader.read(_CHUNK).strip())
+
+    def _more(self) -> bool:
+        chunk = self.reader.read(_CHUNK)
+        self.text += chunk
+        self.eof = not chunk
+        return bool(chunk)
+
+
+def document_blocks(name: str, stream: IO[bytes]) -> Iterator[ObjectsBlock | Quarantined]:
+    """A JSON array of hands (or objects one after another), decoded one object at a time."""
+    document = _Document(stream)
+    sources: list[str] = []
+    records: list[Any] = []
+    raws: list[str] = []
+    try:
+        in_array = document.peek() == "["
+        document.pos += in_array
+        while (next_char := document.peek()) is not None:
+            if in_array and next_char == "]":
+                rest = document.after_close()
+                if rest:
+                    what = "has text after the closing ']' of its array"
+                    yield unreadable(name, what, rest[:200].encode())
+                break
+            try:
+                record, raw, line = document.value()
+            except (ValueError, RecursionError) as error:
+                detail = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deep"
+                yield unreadable(
+                    f"{name}:{document.where()}",
+                    f"is not valid JSON ({detail}); the rest of the file cannot be read",
+                    document.text[document.pos : document.pos + 200].encode(),
+                )
+                break
+            if not in_array and not isinstance(record, dict):
+                what = "holds a JSON value that is neither an array of hands nor a hand object"
+                yield unreadable(f"{name}:{line}", what, raw.encode())
+                continue
+            sources.append(f"{name}:{line}")
+            records.append(record)
+            raws.append(raw)
+            if len(records) >= file_parts.LINES_PER_BLOCK:
+                yield ObjectsBlock(sources, records, raws)
+                sources, records, raws = [], [], []
+    except UnicodeDecodeError as error:
+        yield unreadable(
+            name,
+            f"is not UTF-8 text ({error.reason} at byte {error.start} of a "
+            "chunk); the rest of the file cannot be read",
+        )
+    if records:
+        yield ObjectsBlock(sources, records, raws)

@@ -26,15 +26,18 @@ import pyarrow.parquet as pq
 
 from pipeline.errors import AuditError
 from pipeline.hand_history import JsonConstant, JsonNumber
-from pipeline.ingest.json_array import ONE_LINE, Objects, array_objects
-from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
+from pipeline.ingest import parts as file_parts
+from pipeline.ingest.json_array import Objects, array_blocks, array_objects, document_blocks
+from pipeline.ingest.parts import (
+    ArrowBlock,
+    LinesBlock,
+    ObjectsBlock,
+    records_in_block,
+    unreadable,
+)
+from pipeline.ingest.quarantine import Quarantined
 
 SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".parquet")
-LINES_PER_BLOCK = 8192
-# A block's text stays under glibc's largest heap allocation (32 MB), so its memory is
-# reused from block to block instead of mapped and faulted in afresh (records of 4.4 KB
-# made blocks of 36 MB: 200,000 more page faults on 100,000 hands).
-BLOCK_BYTES = 16 << 20
 ROWS_PER_BATCH = 16384
 _CHUNK = 1 << 20
 _READ_SIZE = 1 << 23
@@ -43,64 +46,6 @@ _LINE_FEED, _OPEN_BRACE = ord("\n"), ord("{")
 
 class InputError(AuditError):
     """An input path that does not exist or holds no hand-history file."""
-
-
-class LinesBlock:
-    """JSON Lines: the text of each line and where it came from.
-
-    `text` is the lines joined by line feeds, which is what the JSON reader takes: read
-    from a file of ordinary lines, it is a slice of the file, and the lines are split
-    off it only if some line must be read alone.
-    """
-
-    def __init__(
-        self,
-        path: str,
-        line_numbers: list[int],
-        lines: list[bytes] | None = None,
-        *,
-        text: bytes | None = None,
-        originals: list[bytes] | None = None,
-    ) -> None:
-        if (lines is None) == (text is None):
-            raise ValueError("a block of lines is given by its lines or by its text")
-        self.path = path
-        self.line_numbers = line_numbers
-        self._lines = lines
-        self._text = text
-        # Each record's own text where the line is not it (an object of a JSON array,
-        # made one line); the line otherwise.
-        self.originals = originals
-
-    @property
-    def lines(self) -> list[bytes]:
-        if self._lines is None:
-            self._lines = self.text.split(b"\n")
-        return self._lines
-
-    @property
-    def text(self) -> bytes:
-        if self._text is None:
-            self._text = b"\n".join(self.lines)
-        return self._text
-
-
-@dataclass(frozen=True)
-class ObjectsBlock:
-    """Records already decoded from a JSON document, each with its source and raw text."""
-
-    sources: list[str]
-    records: list[Any]
-    raws: list[str]
-
-
-@dataclass(frozen=True)
-class ArrowBlock:
-    """Parquet rows, numbered from `first_row` (1-based) within the file."""
-
-    path: str
-    first_row: int
-    batch: pa.RecordBatch | pa.Table
 
 
 # Text fields of few distinct values (cards, row names, hand values, ...): Parquet
@@ -157,7 +102,7 @@ class RowGroupsBlock:
         try:
             parquet = pq.ParquetFile(self.path, pre_buffer=False)
         except (pa.ArrowException, OSError) as error:  # gone or changed since it was listed
-            return [_unreadable(self.source, f"from row {self.first_row} cannot be read ({error})")]
+            return [unreadable(self.source, f"from row {self.first_row} cannot be read ({error})")]
         parts: list[ArrowBlock | Quarantined] = []
         row = self.first_row
         for group in self.row_groups:
@@ -167,7 +112,7 @@ class RowGroupsBlock:
                 )
             except (pa.ArrowException, OSError) as error:
                 parts.append(
-                    _unreadable(
+                    unreadable(
                         self.source, f"row group {group} (from row {row}) cannot be read ({error})"
                     )
                 )
@@ -222,46 +167,22 @@ def read_blocks(path: Path, name: str | None = None) -> Iterator[FilePart]:
         with _open(path, name) as stream:
             head = _peek(stream)
             if head is None:
-                yield _unreadable(name, "is empty: it holds no hand records")
+                yield unreadable(name, "is empty: it holds no hand records")
             elif name.endswith((".jsonl", ".jsonl.gz")) or (head == b"{" and _is_jsonl(stream)):
                 yield from _line_blocks(name, stream)
             elif head == b"[" and (objects := _objects_of(path, name)) is not None:
                 with _open(path, name) as again:
-                    yield from _array_blocks(name, again, objects)
+                    yield from array_blocks(name, again, objects)
             else:
-                yield from _document_blocks(name, stream)
+                yield from document_blocks(name, stream)
     except (OSError, EOFError, zlib.error, pa.ArrowException) as error:
-        yield _unreadable(name, f"cannot be read: {error}")
+        yield unreadable(name, f"cannot be read: {error}")
 
 
 def _objects_of(path: Path, name: str) -> Objects | None:
     """Where the objects of a JSON array file are, when it is a plain array of objects."""
     with _open(path, name) as stream:
         return array_objects(stream)
-
-
-def _array_blocks(name: str, stream: IO[bytes], objects: Objects) -> Iterator[LinesBlock]:
-    """The objects of a JSON array in blocks (`_records_in_block`), each made one line,
-    each keeping its own text."""
-    first = 0
-    buffer, base = b"", 0  # text read and not yet given, and where it starts in the file
-    while first < len(objects.starts):
-        last = first + _records_in_block(objects.ends[first:], int(objects.starts[first]))
-        end = int(objects.ends[last - 1])
-        pieces, have = [buffer], base + len(buffer)
-        while have < end:
-            chunk = stream.read(max(_READ_SIZE, end - have))
-            if not chunk:
-                raise OSError("the file was shorter on a second reading")
-            pieces.append(chunk)
-            have += len(chunk)
-        buffer = b"".join(pieces)
-        starts, ends = objects.starts[first:last] - base, objects.ends[first:last] - base
-        own = [buffer[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
-        text = b"\n".join(x.translate(ONE_LINE) for x in own)
-        yield LinesBlock(name, objects.lines[first:last].tolist(), text=text, originals=own)
-        buffer, base = buffer[end - base :], end
-        first = last
 
 
 def _open(path: Path, name: str) -> IO[bytes]:
@@ -290,10 +211,6 @@ def _is_jsonl(stream: IO[bytes]) -> bool:
         return False
 
 
-def _unreadable(source: str, what: str, raw: bytes | None = None) -> Quarantined:
-    return Quarantined(source, None, QuarantineCheck.unreadable, f"{source} {what}", raw_text(raw))
-
-
 def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
     """Blocks of lines (`_records_in_block`). The text is read in large chunks and cut at
     line ends, with no object made per line: reading line by line hands the GIL back and
@@ -316,7 +233,7 @@ def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
                 data = parts[0] if len(parts) == 1 else b"".join(parts)
                 given = 0  # the first byte not yet given
                 while _block_ready(ends, given, chunk):
-                    block_ends, ends = np.split(ends, [_records_in_block(ends, given)])
+                    block_ends, ends = np.split(ends, [records_in_block(ends, given)])
                     last = int(block_ends[-1])
                     yield _lines_block(name, n, data[given:last], given, block_ends)
                     n += len(block_ends)
@@ -330,7 +247,7 @@ def _line_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
         if len(ends):
             yield _lines_block(name, n, b"".join(parts)[: ends[-1]], 0, ends)
             n += len(ends)
-        yield _unreadable(
+        yield unreadable(
             name, f"is corrupt after line {n}; the rest of it cannot be read ({error})"
         )
 
@@ -339,15 +256,10 @@ def _block_ready(ends: npt.NDArray[np.int64], given: int, chunk: bytes) -> bool:
     """Whether the lines ending at `ends` (text before `given` is given) fill a block, or
     end the file (no more `chunk`)."""
     return bool(len(ends)) and (
-        not chunk or len(ends) >= LINES_PER_BLOCK or ends[-1] - given >= BLOCK_BYTES
+        not chunk
+        or len(ends) >= file_parts.LINES_PER_BLOCK
+        or ends[-1] - given >= file_parts.BLOCK_BYTES
     )
-
-
-def _records_in_block(ends: npt.NDArray[np.int64], start: int) -> int:
-    """How many of the records ending at `ends` (in order) make the block starting at
-    `start`: up to LINES_PER_BLOCK records and BLOCK_BYTES, one at least."""
-    fit = np.searchsorted(ends[:LINES_PER_BLOCK], start + BLOCK_BYTES, side="right")
-    return max(1, int(fit))
 
 
 def _lines_block(
@@ -378,122 +290,13 @@ def line_range_blocks(name: str, text: bytes) -> Iterator[FilePart]:
     return _line_blocks(name, io.BytesIO(text))
 
 
-class _Document:
-    """A JSON document read in chunks: the text still to decode, where decoding is, and
-    the line it is on. At least one chunk is kept ahead, so that a value is never cut at
-    the end of what was read."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.reader = io.TextIOWrapper(stream, encoding="utf-8", errors="strict")
-        self.decoder = json.JSONDecoder(parse_float=JsonNumber, parse_constant=JsonConstant)
-        self.text = ""
-        self.pos = 0
-        self.line = 1  # the line `text` starts on
-        self.eof = False
-        self._counted_text, self._counted_to, self._lines_before = "", 0, 0  # for `where`
-
-    def peek(self) -> str | None:
-        """The next character that is not a separator, or None at the end of the document."""
-        while True:
-            if not self.eof and len(self.text) - self.pos < _CHUNK:
-                chunk = self.reader.read(_CHUNK)
-                self.eof = not chunk
-                self.line += self.text.count("\n", 0, self.pos)
-                self.text, self.pos = self.text[self.pos :] + chunk, 0
-            while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n,":
-                self.pos += 1
-            if self.pos < len(self.text):
-                return self.text[self.pos]
-            if self.eof:
-                return None
-
-    def value(self) -> tuple[Any, str, int]:
-        """The next JSON value, its text and its line; raises ValueError or RecursionError
-        where the text holds none (reading on first where a value may continue)."""
-        while True:
-            try:
-                record, end = self.decoder.raw_decode(self.text, self.pos)
-                break
-            except ValueError:
-                if self.eof or len(self.text) - self.pos >= 64 * _CHUNK or not self._more():
-                    raise
-        here = self.where()
-        raw, self.pos = self.text[self.pos : end], end
-        return record, raw, here
-
-    def where(self) -> int:
-        """The line `pos` is on; the text before it is counted once, not at every call."""
-        if self._counted_text is not self.text or self._counted_to > self.pos:
-            self._counted_text, self._counted_to, self._lines_before = self.text, 0, 0
-        self._lines_before += self.text.count("\n", self._counted_to, self.pos)
-        self._counted_to = self.pos
-        return self.line + self._lines_before
-
-    def after_close(self) -> str:
-        """What follows the array's closing bracket (nothing, in a good file)."""
-        rest = self.text[self.pos + 1 :].strip()
-        return rest or ("" if self.eof else self.reader.read(_CHUNK).strip())
-
-    def _more(self) -> bool:
-        chunk = self.reader.read(_CHUNK)
-        self.text += chunk
-        self.eof = not chunk
-        return bool(chunk)
-
-
-def _document_blocks(name: str, stream: IO[bytes]) -> Iterator[FilePart]:
-    """A JSON array of hands (or objects one after another), decoded one object at a time."""
-    document = _Document(stream)
-    sources: list[str] = []
-    records: list[Any] = []
-    raws: list[str] = []
-    try:
-        in_array = document.peek() == "["
-        document.pos += in_array
-        while (next_char := document.peek()) is not None:
-            if in_array and next_char == "]":
-                rest = document.after_close()
-                if rest:
-                    what = "has text after the closing ']' of its array"
-                    yield _unreadable(name, what, rest[:200].encode())
-                break
-            try:
-                record, raw, line = document.value()
-            except (ValueError, RecursionError) as error:
-                detail = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deep"
-                yield _unreadable(
-                    f"{name}:{document.where()}",
-                    f"is not valid JSON ({detail}); the rest of the file cannot be read",
-                    document.text[document.pos : document.pos + 200].encode(),
-                )
-                break
-            if not in_array and not isinstance(record, dict):
-                what = "holds a JSON value that is neither an array of hands nor a hand object"
-                yield _unreadable(f"{name}:{line}", what, raw.encode())
-                continue
-            sources.append(f"{name}:{line}")
-            records.append(record)
-            raws.append(raw)
-            if len(records) >= LINES_PER_BLOCK:
-                yield ObjectsBlock(sources, records, raws)
-                sources, records, raws = [], [], []
-    except UnicodeDecodeError as error:
-        yield _unreadable(
-            name,
-            f"is not UTF-8 text ({error.reason} at byte {error.start} of a "
-            "chunk); the rest of the file cannot be read",
-        )
-    if records:
-        yield ObjectsBlock(sources, records, raws)
-
-
 def _parquet_blocks(path: Path, name: str) -> Iterator[FilePart]:
     try:
         # pre_buffer off: buffering ahead keeps every column chunk read so far alive
         # until the reader finishes, so memory grew with the file.
         parquet = pq.ParquetFile(path, pre_buffer=False)
     except (pa.ArrowException, OSError) as error:
-        yield _unreadable(name, f"is not a readable Parquet file ({error})")
+        yield unreadable(name, f"is not a readable Parquet file ({error})")
         return
     meta = parquet.metadata
     sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
@@ -522,4 +325,4 @@ def _parquet_blocks(path: Path, name: str) -> Iterator[FilePart]:
             yield ArrowBlock(name, row, batch)
             row += batch.num_rows
     except (pa.ArrowException, OSError) as error:
-        yield _unreadable(name, f"is corrupt from row {row} on; the rest cannot be read ({error})")
+        yield unreadable(name, f"is corrupt from row {row} on; the rest cannot be read ({error})")

@@ -22,7 +22,7 @@ from pipeline.audit import audit_batch
 from pipeline.games.chinese import fouled
 from pipeline.games.open_face import pair_points, royalties
 from pipeline.ingest.decode import decode_lines
-from pipeline.ingest.sources import LinesBlock
+from pipeline.ingest.parts import LinesBlock
 from pipeline.ingest.validate import validate
 from pipeline.verify import verify
 from tests.conftest import ROOT, load_examples

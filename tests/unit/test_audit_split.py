@@ -17,7 +17,7 @@ import pytest
 
 from pipeline.audit import audit_batch
 from pipeline.ingest.decode import decode_lines, readable_hand_id
-from pipeline.ingest.sources import LinesBlock
+from pipeline.ingest.parts import LinesBlock
 from pipeline.ingest.validate import validate
 from tests.conftest import EXAMPLES, ROOT
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.ingest.sources import LinesBlock, read_blocks
+from pipeline.ingest.parts import LinesBlock
+from pipeline.ingest.sources import read_blocks
 from pipeline.spark.units import Unit, UnitReader, list_inputs, plan_units
 from pipeline.spark.written import (
     UnitFiles,

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.ingest import json_array, sources
+from pipeline.ingest import json_array
+from pipeline.ingest import parts as ingest_parts
 from pipeline.ingest.json_array import array_objects
 from tests.unit.ingest.helpers import ingest, valid_hand
 
@@ -46,12 +47,12 @@ def test_every_object_is_found_with_its_line_whatever_the_chunks(
     got = [document[s:e] for s, e in zip(found.starts, found.ends, strict=True)]
     assert got == [t.encode() for t in texts]
     assert [document.count(b"\n", 0, s) + 1 for s in found.starts] == found.lines.tolist()
-    sizes = sources.LINES_PER_BLOCK, sources.BLOCK_BYTES
-    sources.LINES_PER_BLOCK, sources.BLOCK_BYTES = 3, 40
+    sizes = ingest_parts.LINES_PER_BLOCK, ingest_parts.BLOCK_BYTES
+    ingest_parts.LINES_PER_BLOCK, ingest_parts.BLOCK_BYTES = 3, 40
     try:
-        blocks = list(sources._array_blocks("a.json", io.BytesIO(document), found))
+        blocks = list(json_array.array_blocks("a.json", io.BytesIO(document), found))
     finally:
-        sources.LINES_PER_BLOCK, sources.BLOCK_BYTES = sizes
+        ingest_parts.LINES_PER_BLOCK, ingest_parts.BLOCK_BYTES = sizes
     assert [x for block in blocks for x in block.originals or []] == got
     assert [n for block in blocks for n in block.line_numbers] == found.lines.tolist()
     for block in blocks:

@@ -10,8 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.ingest import parts as ingest_parts
 from pipeline.ingest import sources
-from pipeline.ingest.sources import LinesBlock, read_blocks
+from pipeline.ingest.parts import LinesBlock
+from pipeline.ingest.sources import read_blocks
 
 LINE = st.one_of(
     st.just(b""),
@@ -34,8 +36,8 @@ def read(path: Path) -> list[tuple[int, bytes]]:
         assert isinstance(block, LinesBlock)
         got += list(zip(block.line_numbers, block.lines, strict=True))
         assert block.text == b"\n".join(block.lines)
-        assert len(block.line_numbers) <= sources.LINES_PER_BLOCK
-        assert len(block.text) <= sources.BLOCK_BYTES or b"\n" not in block.text
+        assert len(block.line_numbers) <= ingest_parts.LINES_PER_BLOCK
+        assert len(block.text) <= ingest_parts.BLOCK_BYTES or b"\n" not in block.text
     return got
 
 
@@ -61,8 +63,8 @@ def test_blocks_hold_every_line_once_with_its_number(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(sources, "_READ_SIZE", read_size)
-    monkeypatch.setattr(sources, "LINES_PER_BLOCK", block_lines)
-    monkeypatch.setattr(sources, "BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(ingest_parts, "LINES_PER_BLOCK", block_lines)
+    monkeypatch.setattr(ingest_parts, "BLOCK_BYTES", block_bytes)
     data = (b"\r\n" if crlf else b"\n").join(lines) + (b"\n" if final_newline and lines else b"")
     if not data.strip():
         return  # an empty file is told apart before blocks are cut
