@@ -20,11 +20,11 @@ from pipeline.evaluator import Category, value_text
 from pipeline.evaluator.values import three_card_classes
 from pipeline.games import CHINESE
 from pipeline.games import chinese as rules
-from pipeline.games.pairs import Pairs, pairs_of, player_points
+from pipeline.games.pairs import Pairs, pairs_of
 from pipeline.generate.faults import FAMILY_FAULTS
-from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
+from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
-from pipeline.money import Settlement, money_text
+from pipeline.money import money_text
 from pipeline.showdown import showdown
 
 Ints = npt.NDArray[np.int64]
@@ -34,13 +34,9 @@ FAULTS = FAMILY_FAULTS
 
 
 @dataclass(frozen=True)
-class _Hands:
-    """One step's hands, settled: per player (grouped by hand) and per pair."""
+class _Hands(Step):
+    """One step's closed Chinese hands: settings, fouls, royalties, declarations."""
 
-    tables: Ints
-    table_of: Ints
-    hand_of: Ints
-    seat: Ints  # 0-based
     dealt: Flags  # (tables, seats)
     setting: dict[str, npt.NDArray[np.int8]]
     values: npt.NDArray[np.int16]  # (players, rows)
@@ -48,13 +44,6 @@ class _Hands:
     royalty: Ints  # as recorded: 0 in a fouled setting
     declared: Ints
     natural: Ints  # code, 0 for none
-    pairs: Pairs
-    points: Ints
-    money: Settlement
-    timed_out: Flags
-
-    def players(self, h: int) -> range:
-        return of_hand(self.hand_of, h)
 
 
 def simulate_chinese(
@@ -62,7 +51,7 @@ def simulate_chinese(
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
     """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
     rng = np.random.default_rng(seed)
-    t = Tables.open(rng, n_tables, 0.0, prefix="C")
+    t = Tables.open(rng, n_tables, 0.0, prefix=CHINESE.table_prefix)
     surrender_points = rng.integers(2, 5, n_tables)
     while (t.hand_no < hands_per_table).any():
         seat_changes(rng, t)
@@ -187,23 +176,15 @@ def _play(
         surrender_points[tables][hand],
     )
     pairs = Pairs(hand, a, b, scored.points, scored.home_run, scored.decision)
-    _, money = t.settle(tables, pairs, hand_of, seat, table_stakes=True)
     return _Hands(
-        tables,
-        table_of,
-        hand_of,
-        seat,
-        dealt,
-        setting,
-        values,
-        fouled,
-        np.where(fouled[:, None], 0, royalty),
-        declared,
-        natural,
-        pairs,
-        player_points(pairs, len(seat)),
-        money,
-        rng.random(len(seat)) < 0.03,
+        **settled(rng, t, tables, hand_of, seat, pairs),
+        dealt=dealt,
+        setting=setting,
+        values=values,
+        fouled=fouled,
+        royalty=np.where(fouled[:, None], 0, royalty),
+        declared=declared,
+        natural=natural,
     )
 
 

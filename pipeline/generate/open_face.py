@@ -21,12 +21,12 @@ from pipeline.evaluator import value_text
 from pipeline.games import ROW_NAMES, Streets, Variant
 from pipeline.games import chinese as closed
 from pipeline.games import open_face as rules
-from pipeline.games.pairs import Pairs, pairs_of, player_points
+from pipeline.games.pairs import Pairs, pairs_of
 from pipeline.generate.chinese import settings_of, values_of
 from pipeline.generate.faults import FAMILY_FAULTS
-from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
+from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
-from pipeline.money import Settlement, money_text
+from pipeline.money import money_text
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
@@ -44,11 +44,9 @@ class _Fantasyland:
 
 
 @dataclass(frozen=True)
-class _Hands:
-    tables: Ints
-    table_of: Ints
-    hand_of: Ints
-    seat: Ints
+class _Hands(Step):
+    """One step's open-face hands: streets, settings, fouls, royalties, Fantasyland."""
+
     streets: list[list[dict[str, list[str]]]]  # per player
     setting: dict[str, npt.NDArray[np.int8]]
     values: npt.NDArray[np.int16]
@@ -57,13 +55,6 @@ class _Hands:
     landed: Flags
     earned: Flags
     earned_cards: Ints
-    pairs: Pairs
-    points: Ints
-    money: Settlement
-    timed_out: Flags
-
-    def players(self, h: int) -> range:
-        return of_hand(self.hand_of, h)
 
 
 def simulate_open_face(
@@ -175,30 +166,22 @@ def _play(
     a, b = pairs_of(hand_of, seat + 1)
     scored = rules.pair_points(a, b, values, fouled, royalty)
     pairs = Pairs(hand_of[a], a, b, scored.points, scored.home_run, scored.decision)
-    _, money = t.settle(tables, pairs, hand_of, seat, table_stakes=True)
     earned, earned_cards = rules.fantasyland_next(
         values, fouled, landed, np.full(len(seat), rule.progressive)
     )
     return _Hands(
-        tables,
-        table_of,
-        hand_of,
-        seat,
-        [
+        **settled(rng, t, tables, hand_of, seat, pairs),
+        streets=[
             _placed(parts, out, setting, i)
             for i, (parts, out) in enumerate(zip(streets, thrown, strict=True))
         ],
-        setting,
-        values,
-        fouled,
-        np.where(fouled[:, None], 0, royalty),
-        landed,
-        earned,
-        earned_cards,
-        pairs,
-        player_points(pairs, len(seat)),
-        money,
-        rng.random(len(seat)) < 0.03,
+        setting=setting,
+        values=values,
+        fouled=fouled,
+        royalty=np.where(fouled[:, None], 0, royalty),
+        landed=landed,
+        earned=earned,
+        earned_cards=earned_cards,
     )
 
 

@@ -3,15 +3,56 @@ the hand's head, a seat's stack, a player's result, the pair settlements."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from pipeline.games import HOME_RUN_NAMES
-from pipeline.games.pairs import Ints, Pairs
+from pipeline.games.pairs import Ints, Pairs, player_points
 from pipeline.generate.tables import Tables
 from pipeline.money import Settlement, money_text
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step's hands, settled, as every simulator keeps them: per player (grouped by
+    hand) and per pair; each game adds what its records say besides."""
+
+    tables: Ints  # the tables that dealt, one hand each
+    table_of: Ints
+    hand_of: Ints  # index into tables
+    seat: Ints  # 0-based
+    pairs: Pairs
+    points: Ints
+    money: Settlement
+    timed_out: npt.NDArray[np.bool_]
+
+    def players(self, h: int) -> range:
+        return of_hand(self.hand_of, h)
+
+    def pairs_of(self, h: int) -> range:
+        return of_hand(self.pairs.hand, h)
+
+
+def settled(
+    rng: np.random.Generator, t: Tables, tables: Ints, hand_of: Ints, seat: Ints, pairs: Pairs
+) -> dict[str, Any]:
+    """A family step's `Step` fields: its pairs settled at table stakes by the project's
+    engine, and the players who will time out."""
+    _, money = t.settle(tables, pairs, hand_of, seat, table_stakes=True)
+    return {
+        "tables": tables,
+        "table_of": tables[hand_of],
+        "hand_of": hand_of,
+        "seat": seat,
+        "pairs": pairs,
+        "points": player_points(pairs, len(seat)),
+        "money": money,
+        "timed_out": rng.random(len(seat)) < 0.03,
+    }
 
 
 def of_hand(hand: Ints, h: int) -> range:

@@ -18,10 +18,10 @@ import numpy.typing as npt
 from pipeline.cards import format_cards
 from pipeline.evaluator import value_text
 from pipeline.games import TAIWANESE_JOKERS as GAME
-from pipeline.games.pairs import Pairs, player_points
+from pipeline.games.pairs import player_points
 from pipeline.games.taiwanese import pair_points
 from pipeline.generate import faults
-from pipeline.generate.records import hand_head, of_hand, result, seat_head, settlements
+from pipeline.generate.records import Step, hand_head, result, seat_head, settlements
 from pipeline.generate.tables import (
     SEATS,
     Tables,
@@ -32,7 +32,7 @@ from pipeline.generate.tables import (
     seat_two,
     settings_for,
 )
-from pipeline.money import Settlement, money_text
+from pipeline.money import money_text
 from pipeline.showdown import showdown
 
 # The faults a Taiwanese hand can carry: what its record says, and what the table did.
@@ -50,30 +50,16 @@ class _Dealing:
 
 
 @dataclass(frozen=True)
-class _Played:
-    """The hands of one step, settled: per player (grouped by hand) and per pair."""
+class _Played(Step):
+    """One step's Taiwanese hands: boards, settings and row values as text, who sat out."""
 
-    tables: Ints  # the tables that dealt, one hand each
-    table_of: Ints
-    hand_of: Ints  # index into tables
-    seat: Ints  # 0-based
     dealt: Flags  # (tables, seats)
     away: Flags
     boards: npt.NDArray[np.object_]  # card texts, (tables, boards, board size)
     setting: dict[str, npt.NDArray[np.object_]]  # card texts per row, (players, size)
     values: npt.NDArray[np.object_]  # value texts, (players, boards, rows)
     substitutes: npt.NDArray[np.object_]  # joker substitutes, (players, boards, rows, 2)
-    pairs: Pairs
-    points: Ints
-    money: Settlement
     stack_start: Ints
-    timed_out: Flags
-
-    def players(self, h: int) -> range:
-        return of_hand(self.hand_of, h)
-
-    def pairs_of(self, h: int) -> range:
-        return of_hand(self.pairs.hand, h)
 
 
 def simulate_taiwanese(
@@ -81,7 +67,7 @@ def simulate_taiwanese(
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
     """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
     rng = np.random.default_rng(seed)
-    t = Tables.open(rng, n_tables, joker_share)
+    t = Tables.open(rng, n_tables, joker_share, prefix=GAME.table_prefix)
     state = _Dealing(np.zeros(n_tables, np.int64), np.full(n_tables, -1, np.int64))
     while (t.hand_no < hands_per_table).any():
         dealt, away, fault = _who_is_dealt(rng, t, state, hands_per_table, fault_rate)
