@@ -31,7 +31,7 @@ demo: $(STAMP)
 		|| true
 	@echo
 	@echo "Top divergences:"
-	@$(BIN)/python -c "import duckdb; from pipeline.display import visible as v; \
+	@$(BIN)/python -c "import duckdb; from pipeline.helpers.display import visible as v; \
 	c = duckdb.connect('audit/audit.duckdb', read_only=True); \
 	[print(f'  {v(h)}  {k:<14} {v(m)}') for h, k, m in c.execute('SELECT hand_id, \"check\", \
 	message FROM divergences ORDER BY hand_id LIMIT 8').fetchall()]"

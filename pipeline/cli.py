@@ -14,12 +14,12 @@ import duckdb
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from pipeline.display import for_terminal
-from pipeline.errors import AuditError, ExitCode
-from pipeline.memory import keep_freed_memory
+from pipeline.helpers.display import for_terminal
+from pipeline.helpers.errors import AuditError, ExitCode
+from pipeline.helpers.memory import keep_freed_memory
 
 if TYPE_CHECKING:
-    from pipeline.run import RunSummary
+    from pipeline.engine.run import RunSummary
 
 HELP = (
     "Audit hand histories of Taiwanese Poker, Taiwanese Jokers, closed Chinese Poker, "
@@ -105,8 +105,8 @@ def evaluate_command(
     limit: Annotated[int, typer.Option(metavar="N", help="Show at most this many hands.")] = 5,
 ) -> None:
     """Evaluate every row of every player on both boards, beside the recorded values."""
-    from pipeline.evaluate_file import evaluate_file
-    from pipeline.table_cache import cached_tables
+    from pipeline.engine.evaluate_file import evaluate_file
+    from pipeline.engine.table_cache import cached_tables
 
     with exit_codes(), cached_tables():
         report = evaluate_file(hands, limit=limit)
@@ -212,7 +212,7 @@ def _verify(
     master: str | None,
     append: bool,
 ) -> RunSummary:
-    from pipeline.progress import Progress
+    from pipeline.helpers.progress import Progress
 
     if engine is Engine.spark and workers is not None:
         raise AuditError(
@@ -239,8 +239,8 @@ def _verify(
         from pipeline.spark.engine import verify_on_spark
 
         return verify_on_spark(inputs, out, master, progress=Progress())
-    from pipeline.no_pandas import arrow_without_pandas
-    from pipeline.verify import verify
+    from pipeline.engine.verify import verify
+    from pipeline.helpers.no_pandas import arrow_without_pandas
 
     arrow_without_pandas()
     local = [Path(i) for i in inputs]
@@ -262,7 +262,7 @@ def explain_command(
     ),
 ) -> None:
     """Show one hand step by step: rows per board, pairs, rake, stacks, and its divergences."""
-    from pipeline.explain import explain
+    from pipeline.outputs.explain import explain
 
     with exit_codes():
         say(explain(db, hand_id))
@@ -306,9 +306,9 @@ def generate_command(
     ] = "1-6",
 ) -> None:
     """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
+    from pipeline.engine.table_cache import cached_tables
     from pipeline.generate.run import generate
-    from pipeline.progress import Progress
-    from pipeline.table_cache import cached_tables
+    from pipeline.helpers.progress import Progress
 
     with exit_codes("; the file may be incomplete"), cached_tables():
         result = generate(
@@ -370,13 +370,13 @@ def report_command(
     ] = False,
 ) -> None:
     """Run a named SQL report from sql/, or write the HTML audit report."""
-    from pipeline import reports
+    from pipeline.outputs import reports
 
     with exit_codes():
         if list_reports or name is None:
             say(reports.listing())
         elif name == "audit":
-            from pipeline.html_report import audit_report
+            from pipeline.outputs.html_report import audit_report
 
             if html_file is None:
                 raise reports.ReportError("The audit report is HTML: give --html FILE.")

@@ -16,8 +16,8 @@ from functools import partial
 
 import numpy as np
 
-from pipeline.evaluator import Plays, evaluate, read_boards, tables
-from pipeline.evaluator.deal import deal
+from pipeline.core.evaluator import Plays, evaluate, read_boards, tables
+from pipeline.core.evaluator.deal import deal
 
 KINDS = {"top": (1, Plays.ANY), "middle": (2, Plays.ANY), "bottom": (4, Plays.EXACTLY_TWO)}
 

@@ -48,9 +48,9 @@ def make_inputs(hands: int, out: Path) -> tuple[Path, Path]:
 
 def measure(path: Path) -> None:
     """In this process: read and validate every hand of `path`; print one JSON line."""
+    from pipeline.engine.parallel import audit_blocks
+    from pipeline.helpers.stages import NO_STAGES
     from pipeline.ingest import Accounting, blocks, input_files
-    from pipeline.parallel import audit_blocks
-    from pipeline.stages import NO_STAGES
 
     started = time.perf_counter()
     accounting = Accounting()

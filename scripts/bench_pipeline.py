@@ -73,7 +73,7 @@ def shape_files(jsonl: Path, parquet: Path, hands: int, out: Path) -> dict[str, 
     import pyarrow.json as pj
     import pyarrow.parquet as pq
 
-    from pipeline.hand_history import arrow_schema
+    from pipeline.ingest.hand_history import arrow_schema
 
     folder = out / f"shapes-{hands}"
     files = {
@@ -135,10 +135,10 @@ def peak_mb(usage: resource.struct_rusage) -> float:
 
 def measure(path: Path, out: Path, workers: int) -> None:
     """In this process: verify `path` into `out`; print one JSON line of figures."""
-    from pipeline.memory import keep_freed_memory
-    from pipeline.no_pandas import arrow_without_pandas
-    from pipeline.stages import Stages
-    from pipeline.verify import verify
+    from pipeline.engine.verify import verify
+    from pipeline.helpers.memory import keep_freed_memory
+    from pipeline.helpers.no_pandas import arrow_without_pandas
+    from pipeline.helpers.stages import Stages
 
     keep_freed_memory()  # as the command line does
     arrow_without_pandas()
@@ -175,7 +175,7 @@ def parse(path: Path, tuned: bool) -> None:
     import pyarrow.json as pj
 
     if tuned:
-        from pipeline.memory import keep_freed_memory
+        from pipeline.helpers.memory import keep_freed_memory
 
         keep_freed_memory()
 

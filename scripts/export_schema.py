@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.hand_history import json_schema
+from pipeline.ingest.hand_history import json_schema
 
 TARGET = Path(__file__).resolve().parent.parent / "schemas" / "hand-history.schema.json"
 

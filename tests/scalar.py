@@ -1,6 +1,6 @@
 """A plain, one-hand-at-a-time evaluator written from rules.md alone, to check the vectorized one.
 
-It shares nothing with `pipeline.evaluator`: ranks are counted with Counter, the
+It shares nothing with `pipeline.core.evaluator`: ranks are counted with Counter, the
 best five cards are found by trying every combination, jokers by trying every
 allowed substitute.
 """

@@ -15,17 +15,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.cards import format_cards
-from pipeline.evaluator import Category, value_text
-from pipeline.evaluator.values import three_card_classes
-from pipeline.games import CHINESE
-from pipeline.games import chinese as rules
-from pipeline.games.pairs import Pairs, pairs_of
+from pipeline.core.cards import format_cards
+from pipeline.core.evaluator import Category, value_text
+from pipeline.core.evaluator.values import three_card_classes
+from pipeline.core.games import CHINESE
+from pipeline.core.games import chinese as rules
+from pipeline.core.games.pairs import Pairs, pairs_of
+from pipeline.core.money import money_text
+from pipeline.core.showdown import showdown
 from pipeline.generate.faults import FAMILY_FAULTS
 from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
-from pipeline.money import money_text
-from pipeline.showdown import showdown
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.money import cents_of, money_text
+from pipeline.core.money import cents_of, money_text
 
 RECORD_FAULTS = (
     "unreadable",

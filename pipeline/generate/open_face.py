@@ -16,17 +16,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.cards import CANONICAL, format_cards
-from pipeline.evaluator import value_text
-from pipeline.games import ROW_NAMES, Streets, Variant
-from pipeline.games import chinese as closed
-from pipeline.games import open_face as rules
-from pipeline.games.pairs import Pairs, pairs_of
+from pipeline.core.cards import CANONICAL, format_cards
+from pipeline.core.evaluator import value_text
+from pipeline.core.games import ROW_NAMES, Streets, Variant
+from pipeline.core.games import chinese as closed
+from pipeline.core.games import open_face as rules
+from pipeline.core.games.pairs import Pairs, pairs_of
+from pipeline.core.money import money_text
 from pipeline.generate.chinese import settings_of, values_of
 from pipeline.generate.faults import FAMILY_FAULTS
 from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
-from pipeline.money import money_text
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.games import HOME_RUN_NAMES
-from pipeline.games.pairs import Ints, Pairs, player_points
+from pipeline.core.games import HOME_RUN_NAMES
+from pipeline.core.games.pairs import Ints, Pairs, player_points
+from pipeline.core.money import Settlement, money_text
 from pipeline.generate.tables import Tables
-from pipeline.money import Settlement, money_text
 
 
 @dataclass(frozen=True)

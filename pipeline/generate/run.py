@@ -10,15 +10,15 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.errors import AuditError
-from pipeline.games import TAIWANESE_JOKERS, VARIANTS, Family
-from pipeline.games.chinese import SCORING
+from pipeline.core.games import TAIWANESE_JOKERS, VARIANTS, Family
+from pipeline.core.games.chinese import SCORING
 from pipeline.generate.chinese import simulate_chinese
 from pipeline.generate.faults import FaultBook
 from pipeline.generate.open_face import simulate_open_face
 from pipeline.generate.sink import FORMATS, Sink
 from pipeline.generate.taiwanese import simulate_taiwanese
-from pipeline.progress import Progress
+from pipeline.helpers.errors import AuditError
+from pipeline.helpers.progress import Progress
 
 __all__ = ["FORMATS", "Generated", "generate"]
 

@@ -11,8 +11,8 @@ from typing import Any
 import pyarrow.json as pj
 import pyarrow.parquet as pq
 
-from pipeline.errors import AuditError
-from pipeline.hand_history import arrow_schema, text_schema
+from pipeline.helpers.errors import AuditError
+from pipeline.ingest.hand_history import arrow_schema, text_schema
 
 FORMATS = ("jsonl", "json", "parquet")
 

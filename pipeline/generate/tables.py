@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.cards import JOKER
-from pipeline.games import TAIWANESE_JOKERS as GAME
-from pipeline.games.pairs import Pairs
-from pipeline.money import Settlement, settle
+from pipeline.core.cards import JOKER
+from pipeline.core.games import TAIWANESE_JOKERS as GAME
+from pipeline.core.games.pairs import Pairs
+from pipeline.core.money import Settlement, settle
 
 SEATS = 6
 POINT_VALUES = np.array([10, 25, 50, 100, 200, 500])  # cents per point

@@ -15,11 +15,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.cards import format_cards
-from pipeline.evaluator import value_text
-from pipeline.games import TAIWANESE_JOKERS as GAME
-from pipeline.games.pairs import player_points
-from pipeline.games.taiwanese import pair_points
+from pipeline.core.cards import format_cards
+from pipeline.core.evaluator import value_text
+from pipeline.core.games import TAIWANESE_JOKERS as GAME
+from pipeline.core.games.pairs import player_points
+from pipeline.core.games.taiwanese import pair_points
+from pipeline.core.money import money_text
+from pipeline.core.showdown import showdown
 from pipeline.generate import faults
 from pipeline.generate.records import Step, hand_head, result, seat_head, settlements
 from pipeline.generate.tables import (
@@ -32,8 +34,6 @@ from pipeline.generate.tables import (
     seat_two,
     settings_for,
 )
-from pipeline.money import money_text
-from pipeline.showdown import showdown
 
 # The faults a Taiwanese hand can carry: what its record says, and what the table did.
 FAULTS = faults.RECORD_FAULTS + faults.DEALING_FAULTS

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.batch import HandBatch
+from pipeline.core.batch import HandBatch
 from pipeline.ingest.decode import (
     Decoded,
     concat,

@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 from pydantic import ValidationError
 
-from pipeline.columns import Leaf, at_path, leaves, map_leaves, whole
-from pipeline.hand_history import (
+from pipeline.helpers.columns import Leaf, at_path, leaves, map_leaves, whole
+from pipeline.ingest.hand_history import (
     MONEY_SCALE,
     MONEY_TEXT,
     RATE_TEXT,

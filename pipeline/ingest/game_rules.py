@@ -17,10 +17,10 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.batch import STREET_PARTS, Streets
-from pipeline.cards import INVALID, JOKER, format_cards, try_parse
-from pipeline.columns import children, field, ints, is_null, lengths, whole
-from pipeline.games import ROW_NAMES, VARIANTS, Variant
+from pipeline.core.batch import STREET_PARTS, Streets
+from pipeline.core.cards import INVALID, JOKER, format_cards, try_parse
+from pipeline.core.games import ROW_NAMES, VARIANTS, Variant
+from pipeline.helpers.columns import children, field, ints, is_null, lengths, whole
 from pipeline.ingest.quarantine import QuarantineCheck
 
 Flags = npt.NDArray[np.bool_]

@@ -14,8 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.columns import children, field, whole
-from pipeline.display import FORBIDDEN_IN_IDENTIFIERS, first_forbidden, quoted
+from pipeline.helpers.columns import children, field, whole
+from pipeline.helpers.display import FORBIDDEN_IN_IDENTIFIERS, first_forbidden, quoted
 from pipeline.ingest.game_rules import Flags, Verdict
 
 # RE2, as Arrow's kernels take it: the same characters as display.FORBIDDEN.

@@ -28,8 +28,8 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.hand_history import JsonConstant, JsonNumber
 from pipeline.ingest import parts as file_parts
+from pipeline.ingest.hand_history import JsonConstant, JsonNumber
 from pipeline.ingest.parts import (
     LinesBlock,
     ObjectsBlock,

@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 from pydantic import AfterValidator, BaseModel, BeforeValidator
 from pydantic.fields import FieldInfo
 
-from pipeline.columns import field, is_null, lengths, utc_micros, whole
-from pipeline.hand_history import Exactly, Hand, to_timestamp
+from pipeline.helpers.columns import field, is_null, lengths, utc_micros, whole
+from pipeline.ingest.hand_history import Exactly, Hand, to_timestamp
 
 Flags = npt.NDArray[np.bool_]
 

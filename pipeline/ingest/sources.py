@@ -24,9 +24,9 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import AuditError
-from pipeline.hand_history import JsonConstant, JsonNumber
+from pipeline.helpers.errors import AuditError
 from pipeline.ingest import parts as file_parts
+from pipeline.ingest.hand_history import JsonConstant, JsonNumber
 from pipeline.ingest.json_array import Objects, array_blocks, array_objects, document_blocks
 from pipeline.ingest.parts import (
     ArrowBlock,

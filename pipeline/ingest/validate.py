@@ -16,13 +16,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import ValidationError
 
-from pipeline import batch as hb
-from pipeline.columns import children, field, ints, is_null, text, unscaled, utc_micros, whole
-from pipeline.games import HOME_RUN_NAMES, LAYOUTS, ROW_NAMES, VARIANTS, Variant, per_game
-from pipeline.games.chinese import DECLARATIONS, DEFAULT_SURRENDER_POINTS, NATURALS
-from pipeline.hand_history import Hand
+from pipeline.core import batch as hb
+from pipeline.core.games import HOME_RUN_NAMES, LAYOUTS, ROW_NAMES, VARIANTS, Variant, per_game
+from pipeline.core.games.chinese import DECLARATIONS, DEFAULT_SURRENDER_POINTS, NATURALS
+from pipeline.helpers.columns import (
+    children,
+    field,
+    ints,
+    is_null,
+    text,
+    unscaled,
+    utc_micros,
+    whole,
+)
 from pipeline.ingest.decode import Decoded, schema_message
 from pipeline.ingest.game_rules import RULES, HandCards
+from pipeline.ingest.hand_history import Hand
 from pipeline.ingest.identifiers import identifier_rule
 from pipeline.ingest.quarantine import QuarantineCheck, Quarantined, raw_text
 from pipeline.ingest.schema_layer import schema_suspects

@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.table_cache import cache_dir
+from pipeline.engine.table_cache import cache_dir
 
 if TYPE_CHECKING:
     from pyspark import SparkContext

@@ -8,7 +8,7 @@ starts with them instead of importing and loading on its first task.
 from pyspark import daemon
 
 import pipeline.spark.tasks  # noqa: F401 (imported for the workers it forks)
-from pipeline import table_cache
+from pipeline.engine import table_cache
 
 if __name__ == "__main__":
     table_cache.load()

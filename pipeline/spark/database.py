@@ -16,9 +16,9 @@ from typing import TypeVar
 
 import duckdb
 
-from pipeline.ledger import write_failure
 from pipeline.spark.written import Written
-from pipeline.store import ParquetLoad
+from pipeline.storage.ledger import write_failure
+from pipeline.storage.store import ParquetLoad
 
 T = TypeVar("T")
 # The tables whose files are final when their unit's task ends.

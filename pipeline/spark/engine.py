@@ -38,11 +38,11 @@ from py4j.protocol import Py4JError
 from pyspark import RDD, SparkContext
 from pyspark.errors import PySparkException
 
-from pipeline.errors import AuditError
-from pipeline.evaluator.values import hand_values
+from pipeline.core.evaluator.values import hand_values
+from pipeline.engine.run import Run, RunSummary, run_row
+from pipeline.helpers.errors import AuditError
+from pipeline.helpers.progress import Progress
 from pipeline.ingest import Accounting
-from pipeline.progress import Progress
-from pipeline.run import Run, RunSummary, run_row
 from pipeline.spark.database import EARLY, Database
 from pipeline.spark.session import spark_context
 from pipeline.spark.tasks import (

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pipeline
-from pipeline.errors import AuditError
+from pipeline.helpers.errors import AuditError
 from pipeline.spark.classes import ClassArchive
 
 if TYPE_CHECKING:

@@ -30,10 +30,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.checks.table import QUARANTINE_APPEARANCES, check_table_rules
-from pipeline.columns import whole
+from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
+from pipeline.engine.parallel import AuditedBlock, audit_blocks
+from pipeline.engine.table_cache import cached_tables
+from pipeline.helpers.columns import whole
+from pipeline.helpers.stages import NO_STAGES
 from pipeline.ingest import Accounting
-from pipeline.parallel import AuditedBlock, audit_blocks
 from pipeline.spark.units import Unit, UnitReader
 from pipeline.spark.written import (
     UnitFiles,
@@ -45,10 +47,8 @@ from pipeline.spark.written import (
     finish_quarantine,
     write_file,
 )
-from pipeline.stages import NO_STAGES
-from pipeline.store import insert_rows, quarantine_table
-from pipeline.stored import COLUMNS
-from pipeline.table_cache import cached_tables
+from pipeline.storage.store import insert_rows, quarantine_table
+from pipeline.storage.stored import COLUMNS
 
 # What the table rules read of the stored tables (tests/spark checks that it is enough:
 # the rules run on tables of these columns alone).

@@ -31,9 +31,9 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipeline.columns import whole
+from pipeline.helpers.columns import whole
 from pipeline.spark.units import is_local
-from pipeline.stored import BY_DAY, COLUMNS
+from pipeline.storage.stored import BY_DAY, COLUMNS
 
 PENDING = "pending/"
 # Rows of a table a task keeps before writing them as a row group.

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.ledger import writer_lock
+from pipeline.storage.ledger import writer_lock
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, ROOT
 from tests.property.test_ledger import LINES, audit_rows, split, write_parts

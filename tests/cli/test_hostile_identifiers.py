@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.display import FORBIDDEN, FORMULA_STARTS, visible
+from pipeline.helpers.display import FORBIDDEN, FORMULA_STARTS, visible
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, load_examples
 

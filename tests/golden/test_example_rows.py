@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pipeline.cards import format_cards, try_parse
-from pipeline.evaluator import value_text
-from pipeline.evaluator.alone import five_card_values, three_card_values
-from pipeline.games import TAIWANESE_JOKERS
-from pipeline.showdown import showdown
+from pipeline.core.cards import format_cards, try_parse
+from pipeline.core.evaluator import value_text
+from pipeline.core.evaluator.alone import five_card_values, three_card_values
+from pipeline.core.games import TAIWANESE_JOKERS
+from pipeline.core.showdown import showdown
 from tests.conftest import EXAMPLES, load_examples
 
 VARIANT = TAIWANESE_JOKERS

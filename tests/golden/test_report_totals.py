@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pipeline.reports import catalog
+from pipeline.outputs.reports import catalog
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES
 

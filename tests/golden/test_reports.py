@@ -14,7 +14,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.reports import catalog
+from pipeline.outputs.reports import catalog
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, load_examples
 

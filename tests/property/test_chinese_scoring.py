@@ -10,10 +10,17 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.games import CHINESE
-from pipeline.games.chinese import NATURAL_POINTS, PLAY, SURRENDER, fouled, pair_points, royalties
-from pipeline.games.game import HOME_RUN_NONE
-from pipeline.showdown import showdown
+from pipeline.core.games import CHINESE
+from pipeline.core.games.chinese import (
+    NATURAL_POINTS,
+    PLAY,
+    SURRENDER,
+    fouled,
+    pair_points,
+    royalties,
+)
+from pipeline.core.games.game import HOME_RUN_NONE
+from pipeline.core.showdown import showdown
 
 SIZES = [row.size for row in CHINESE.rows]
 

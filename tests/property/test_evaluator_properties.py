@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.cards import JOKER
-from pipeline.evaluator import Plays, evaluate
+from pipeline.core.cards import JOKER
+from pipeline.core.evaluator import Plays, evaluate
 
 KINDS = [(1, Plays.ANY), (2, Plays.ANY), (4, Plays.EXACTLY_TWO)]
 
@@ -43,7 +43,7 @@ def test_a_batch_gives_what_each_row_gives_alone(
     """Vectorized and one-at-a-time agree: a row's result does not depend on its neighbours."""
     row, board, size, plays = deal
     rng = np.random.default_rng(len(row) + board[0])
-    from pipeline.evaluator.deal import deal as random_deals
+    from pipeline.core.evaluator.deal import deal as random_deals
 
     rows, boards = random_deals(rng, 50, size, jokers=int(rng.integers(0, min(2, size) + 1)))
     rows = np.vstack([rows, [row]]).astype(np.int8) if len(row) == size else rows

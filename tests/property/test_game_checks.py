@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.cards import JOKER, SPELLINGS
+from pipeline.core.cards import JOKER, SPELLINGS
 from tests.unit.ingest.helpers import ingest, valid_hand
 
 ROWS = {"top": 1, "middle": 2, "bottom": 4}

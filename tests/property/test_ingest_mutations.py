@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.hand_history import JsonConstant, JsonNumber
 from pipeline.ingest import Quarantined, validate
 from pipeline.ingest.decode import careful
+from pipeline.ingest.hand_history import JsonConstant, JsonNumber
 from tests.unit.ingest.helpers import ingest, valid_hand
 
 JSON_VALUES = st.recursive(

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.checks import table as table_rules
-from pipeline.stored import PUBLISHED
-from pipeline.verify import verify
+from pipeline.core.checks import table as table_rules
+from pipeline.engine.verify import verify
+from pipeline.storage.stored import PUBLISHED
 from tests.conftest import EXAMPLES
 
 # Every table a user or the rules read, the views spread out (runs differ by nature).

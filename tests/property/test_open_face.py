@@ -18,13 +18,13 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.audit import audit_batch
-from pipeline.games.chinese import fouled
-from pipeline.games.open_face import pair_points, royalties
+from pipeline.core.audit import audit_batch
+from pipeline.core.games.chinese import fouled
+from pipeline.core.games.open_face import pair_points, royalties
+from pipeline.engine.verify import verify
 from pipeline.ingest.decode import decode_lines
 from pipeline.ingest.parts import LinesBlock
 from pipeline.ingest.validate import validate
-from pipeline.verify import verify
 from tests.conftest import ROOT, load_examples
 from tests.property.test_chinese_scoring import values_of
 

@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.checks.findings import Findings
-from pipeline.checks.seating import check_seating
+from pipeline.core.checks.findings import Findings
+from pipeline.core.checks.seating import check_seating
 from tests.unit.ingest.helpers import ingest, valid_hand, write_lines
 
 COVER, FLOOR = 20, 60

@@ -8,7 +8,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.columns import utc_micros
+from pipeline.helpers.columns import utc_micros
 
 
 @settings(max_examples=300, deadline=None)

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.stored import PUBLISHED
+from pipeline.storage.stored import PUBLISHED
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES
 

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from pipeline.audit import audit_batch
+from pipeline.core.audit import audit_batch
 from pipeline.ingest.decode import decode_lines, readable_hand_id
 from pipeline.ingest.parts import LinesBlock
 from pipeline.ingest.validate import validate

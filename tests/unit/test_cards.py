@@ -2,8 +2,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.cards import CANONICAL, JOKER, format_cards, parse, try_parse
-from pipeline.errors import CardError
+from pipeline.core.cards import CANONICAL, JOKER, format_cards, parse, try_parse
+from pipeline.helpers.errors import CardError
 
 
 def test_every_canonical_card_round_trips() -> None:
@@ -55,7 +55,7 @@ def test_format_keeps_shape_and_marks_missing() -> None:
 
 
 def test_every_spelling_of_the_rules_parses_and_nothing_else_of_two_or_three_letters() -> None:
-    from pipeline.cards import SPELLINGS
+    from pipeline.core.cards import SPELLINGS
 
     texts = list(SPELLINGS)
     assert try_parse(texts).tolist() == [SPELLINGS[t] for t in texts]

@@ -7,7 +7,7 @@ import codecs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.display import (
+from pipeline.helpers.display import (
     FORBIDDEN,
     FORMULA_STARTS,
     first_forbidden,

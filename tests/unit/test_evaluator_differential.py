@@ -7,9 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-from pipeline.cards import JOKER
-from pipeline.evaluator import Plays, evaluate
-from pipeline.evaluator.deal import deal
+from pipeline.core.cards import JOKER
+from pipeline.core.evaluator import Plays, evaluate
+from pipeline.core.evaluator.deal import deal
 from tests.scalar import best_any, best_omaha, best_with_jokers
 
 KINDS = {"top": (1, Plays.ANY), "middle": (2, Plays.ANY), "bottom": (4, Plays.EXACTLY_TWO)}

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from pipeline.evaluator import Plays, category_of, evaluate, evaluate_boards, read_boards
+from pipeline.core.evaluator import Plays, category_of, evaluate, evaluate_boards, read_boards
 from tests.scalar import five
 
 # straight flush, four of a kind, full house, flush, straight, trips, two pair, pair, high card

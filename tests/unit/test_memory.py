@@ -13,7 +13,7 @@ import pytest
 def test_arrow_allocates_through_the_tuned_glibc_heap() -> None:
     code = (
         "import pyarrow as pa\n"
-        "from pipeline.memory import keep_freed_memory\n"
+        "from pipeline.helpers.memory import keep_freed_memory\n"
         "before = pa.default_memory_pool().backend_name\n"
         "keep_freed_memory()\n"
         "print(before, pa.default_memory_pool().backend_name)\n"

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.games import HOME_RUN_NONE
-from pipeline.games.pairs import Pairs, pairs_of
-from pipeline.money import mul_div_floor, rake_of, settle
+from pipeline.core.games import HOME_RUN_NONE
+from pipeline.core.games.pairs import Pairs, pairs_of
+from pipeline.core.money import mul_div_floor, rake_of, settle
 
 
 def test_worked_hand_one_stack_limits_and_capped_rake() -> None:

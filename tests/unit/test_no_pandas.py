@@ -14,7 +14,7 @@ def test_arrow_converts_without_importing_pandas_and_still_gives_it_when_asked()
     code = (
         "import sys\n"
         "import pyarrow as pa\n"
-        "from pipeline.no_pandas import arrow_without_pandas\n"
+        "from pipeline.helpers.no_pandas import arrow_without_pandas\n"
         "arrow_without_pandas()\n"
         "pa.array(['Ah', 'Kd']); pa.table({'seat': [1, 2]})\n"
         "print('pandas' in sys.modules)\n"

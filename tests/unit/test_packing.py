@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.packing import CARDS, VALUES, Packing
+from pipeline.helpers.packing import CARDS, VALUES, Packing
 
 
 @settings(max_examples=60, deadline=None)

@@ -7,9 +7,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline import store
+from pipeline.engine.verify import verify
 from pipeline.ingest import sources
-from pipeline.verify import verify
+from pipeline.storage import store
 from tests.conftest import EXAMPLES, ROOT
 
 TABLES = ("hands", "players", "row_values", "settlements", "sitting_out", "divergences")

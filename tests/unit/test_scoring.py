@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.games import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, TAIWANESE
-from pipeline.games.pairs import pairs_of, player_points
-from pipeline.games.taiwanese import pair_points
+from pipeline.core.games import HOME_RUN_NONE, HOME_RUN_OPPONENT, HOME_RUN_SEAT, TAIWANESE
+from pipeline.core.games.pairs import pairs_of, player_points
+from pipeline.core.games.taiwanese import pair_points
 
 
 def values(*rows: list[int]) -> np.ndarray:

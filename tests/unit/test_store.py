@@ -9,9 +9,9 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from pipeline import store
-from pipeline.errors import AuditError
-from pipeline.verify import verify
+from pipeline.engine.verify import verify
+from pipeline.helpers.errors import AuditError
+from pipeline.storage import store
 from tests.conftest import ROOT
 
 SAMPLE = ROOT / "fixtures" / "sample" / "jsonl" / "hands.jsonl.gz"

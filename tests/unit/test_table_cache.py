@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import table_cache
-from pipeline.evaluator import memo, tables
+from pipeline.core.evaluator import memo, tables
+from pipeline.engine import table_cache
 
 
 def test_work_that_builds_nothing_writes_nothing(

@@ -2,7 +2,7 @@ from collections import Counter
 
 import numpy as np
 
-from pipeline.evaluator.values import (
+from pipeline.core.evaluator.values import (
     Category,
     all_classes,
     category_of,

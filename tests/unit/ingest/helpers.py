@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.batch import HandBatch
+from pipeline.core.batch import HandBatch
+from pipeline.engine.parallel import audit_blocks
+from pipeline.helpers.stages import NO_STAGES
 from pipeline.ingest import Accounting, Quarantined, blocks, input_files
-from pipeline.parallel import audit_blocks
-from pipeline.stages import NO_STAGES
 from tests.conftest import ROOT
 
 WORKED = ROOT / "fixtures" / "worked_hands.jsonl"

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.json
 import pyarrow.parquet as pq
 
-from pipeline.batch import Streets
+from pipeline.core.batch import Streets
 from pipeline.ingest import decode
 from pipeline.ingest.decode import _AMOUNT_KEYS, _fast_text, decode_lines, schema
 from pipeline.ingest.quarantine import QuarantineCheck

@@ -1,0 +1,237 @@
+"""Checks the Chinese family adds: the recorded foul, each row's royalty, declared naturals.
+
+Detection over whole columns; only the divergences found become sentences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.core.batch import HandBatch
+from pipeline.core.checks.findings import DivergenceCheck, Findings
+from pipeline.core.checks.outcome import row_place
+from pipeline.core.games import ROW_NAMES, VARIANTS
+from pipeline.core.games.chinese import NATURAL, NATURALS
+from pipeline.core.scoring import ChineseScore
+
+Ints = npt.NDArray[np.int64]
+Codes = npt.NDArray[np.int8]
+Flags = npt.NDArray[np.bool_]
+Sums = npt.NDArray[np.uint64]
+
+
+def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) -> None:
+    """Add a divergence for every recorded foul and royalty that differs, and for every
+    declared natural the cards do not make."""
+    players, rows = batch.players, batch.rows
+    seat, hand = players.seat, players.hand
+    _recorded_flags(
+        batch,
+        findings,
+        DivergenceCheck.foul,
+        players.has_fouled & (players.fouled != scored.fouled),
+        scored.fouled,
+        lambda p, fouls: (
+            f"seat {seat[p]}'s setting {'fouls' if fouls else 'does not foul'}, "
+            f"recorded as {'not fouled' if fouls else 'fouled'}"
+        ),
+    )
+    ours = scored.royalty[rows.player, rows.row]
+    for i in np.flatnonzero(rows.has_royalty & (ours != rows.royalty)).tolist():
+        p, row = int(rows.player[i]), int(rows.row[i])
+        findings.add(
+            int(hand[p]),
+            DivergenceCheck.royalty,
+            f"{row_place(batch, p, row, 0)} earns a royalty of {ours[i]}, recorded as "
+            f"{rows.royalty[i]}",
+            seat=int(seat[p]),
+            row=ROW_NAMES[row],
+            expected=str(ours[i]),
+            recorded=str(rows.royalty[i]),
+        )
+    differs = players.has_fantasyland_next & (players.fantasyland_next != scored.fantasyland_next)
+    _recorded_flags(
+        batch,
+        findings,
+        DivergenceCheck.fantasyland,
+        differs & batch.hands.open_face()[hand],
+        scored.fantasyland_next,
+        lambda p, earns: (
+            f"seat {seat[p]} {'earns' if earns else 'does not earn'} Fantasyland "
+            f"for the next hand, recorded as {'not earned' if earns else 'earned'}"
+        ),
+    )
+    check_placements(batch, findings)
+    for p in np.flatnonzero((players.declared == NATURAL) & ~scored.natural_made).tolist():
+        name = NATURALS[players.natural[p] - 1]
+        findings.add(
+            int(hand[p]),
+            DivergenceCheck.natural,
+            f"seat {seat[p]} declares {name}, which their 13 cards do not make; "
+            "the hand is settled as played",
+            seat=int(seat[p]),
+            expected="play",
+            recorded=name,
+        )
+
+
+def _recorded_flags(
+    batch: HandBatch,
+    findings: Findings,
+    check: DivergenceCheck,
+    wrong: Flags,
+    ours: Flags,
+    says: Callable[[int, bool], str],
+) -> None:
+    """A divergence for each player whose recorded yes or no (`wrong` where it differs)
+    is not `ours`; `says(player, ours)` is its sentence."""
+    players = batch.players
+    for p in np.flatnonzero(wrong).tolist():
+        truth = bool(ours[p])
+        findings.add(
+            int(players.hand[p]),
+            check,
+            says(p, truth),
+            seat=int(players.seat[p]),
+            expected=str(truth).lower(),
+            recorded=str(not truth).lower(),
+        )
+
+
+def streets_dealt(batch: HandBatch) -> Ints:
+    """Per player: the cards dealt over all streets of the hand (0 without streets)."""
+    streets = batch.players.streets
+    _, street = streets.parts["dealt"]
+    return np.bincount(streets.player[street], minlength=len(batch.players))
+
+
+# 2 ** code in two halves (codes 0 to 25, then 26 up), as bincount's float weights: a
+# half's sum stays an exact integer for any list shorter than 2 ** 27 cards.
+_LOW = np.where(np.arange(64) < 26, 2.0 ** np.arange(64), 0.0)
+_HIGH = np.where(np.arange(64) >= 26, 2.0 ** (np.arange(64) - 26), 0.0)
+_BITS = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))  # for fixed-size rows
+
+
+def _card_sums(codes: Codes, owner: Ints, owners: int) -> Sums:
+    """Per owner: the sum of 2 ** code over its cards (modulo 2 ** 64).
+
+    A sum of k powers of two has k bits set only when the k powers are distinct, so a
+    list whose sum has as many bits as it has cards holds distinct cards, and those
+    cards are the sum's bits: two such lists are the same cards when their counts and
+    sums are equal. (A list of 64 cards or more cannot be distinct: at most 53 codes.)
+    """
+    low = np.bincount(owner, weights=_LOW[codes], minlength=owners).astype(np.uint64)
+    high = np.bincount(owner, weights=_HIGH[codes], minlength=owners).astype(np.uint64)
+    return low + (high << np.uint64(26))
+
+
+def _distinct(counts: Ints, sums: Sums) -> Flags:
+    """Per owner of `_card_sums`: whether its cards are distinct."""
+    return np.bitwise_count(sums) == counts
+
+
+def check_placements(batch: HandBatch, findings: Findings) -> None:
+    """chinese-family.md section 5: street sizes, every dealt card placed or discarded on
+    its street, and the final rows the placements of all streets."""
+    players = batch.players
+    streets = players.streets
+    parts, n_streets = streets.parts, len(streets)
+    rows = [parts[name] for name in ROW_NAMES]
+    row_codes = np.concatenate([codes for codes, _ in rows])
+    row_street = np.concatenate([street for _, street in rows])
+    dealt = np.bincount(parts["dealt"][1], minlength=n_streets)
+    placed = np.bincount(row_street, minlength=n_streets)
+    discard = np.bincount(parts["discard"][1], minlength=n_streets)
+    # A street deals distinct cards, and places or discards each of them.
+    dealt_sum = _card_sums(*parts["dealt"], n_streets)
+    kept_sum = _card_sums(
+        np.concatenate([row_codes, parts["discard"][0]]),
+        np.concatenate([row_street, parts["discard"][1]]),
+        n_streets,
+    )
+    street_bad = ~(
+        _distinct(dealt, dealt_sum) & (dealt == placed + discard) & (dealt_sum == kept_sum)
+    )
+    problems: dict[int, str] = {}
+    for s in np.flatnonzero(street_bad).tolist():
+        problems.setdefault(
+            int(streets.player[s]),
+            "a street's dealt cards are not the ones it placed and discarded",
+        )
+    rule_bad = _street_sizes(batch, streets.player, dealt, placed, discard)
+    for p, why in rule_bad.items():
+        problems.setdefault(p, why)
+    for p, why in _rows_placed(batch).items():
+        problems.setdefault(p, why)
+    for p, why in sorted(problems.items()):
+        findings.add(
+            int(players.hand[p]),
+            DivergenceCheck.placement,
+            f"seat {players.seat[p]}: {why}",
+            seat=int(players.seat[p]),
+        )
+
+
+def _rows_placed(batch: HandBatch) -> dict[int, str]:
+    """Players with streets whose final rows are not what the streets placed in them,
+    with why. The final rows hold distinct cards (ingest quarantines a card held twice),
+    so equal counts and sums of `_card_sums` mean the same cards."""
+    players, streets = batch.players, batch.players.streets
+    n = len(players)
+    with_streets = streets.per_player(n) > 0
+    found: dict[int, str] = {}
+    for row in ROW_NAMES:
+        codes, street = streets.parts[row]
+        owner = streets.player[street]
+        count, placed = np.bincount(owner, minlength=n), _card_sums(codes, owner, n)
+        final = players.setting[row]
+        held = _BITS[final].sum(axis=1, dtype=np.uint64)
+        for p in np.flatnonzero(with_streets & ((count != final.shape[1]) | (placed != held))):
+            why = f"the {row} row is not the cards its streets placed there"
+            found.setdefault(int(p), why)
+    return found
+
+
+def _street_sizes(
+    batch: HandBatch, street_player: Ints, dealt: Ints, placed: Ints, discard: Ints
+) -> dict[int, str]:
+    """Players whose streets do not deal, place and discard as their game does (in or out
+    of Fantasyland), with why."""
+    players = batch.players
+    game = batch.hands.game[players.hand]
+    count = np.bincount(street_player, minlength=len(players))
+    numbers = players.streets.numbers()
+    found: dict[int, str] = {}
+    for code, variant in enumerate(VARIANTS.values()):
+        rule, name = variant.streets, variant.name
+        if rule is None:
+            continue
+        ours = game == code
+        mine: slice | Ints = slice(None)  # the streets of this game's players
+        if not ours[street_player].all():
+            mine = np.flatnonzero(ours[street_player])
+        number = numbers[mine]
+        if len(number) == 0:
+            continue
+        deals, places, discards = dealt[mine], placed[mine], discard[mine]
+        owner = street_player[mine]
+        in_fantasyland = players.fantasyland[owner]
+        want_dealt = np.where(number == 0, rule.first, rule.later_dealt)
+        want_placed = np.where(number == 0, rule.first, rule.later_placed)
+        usual = (deals == want_dealt) & (places == want_placed)
+        low, high = rule.fantasyland_dealt
+        fantasy = (deals >= low) & (deals <= high) & (places == 13)
+        kept = discards == deals - places
+        for s in np.flatnonzero(~(kept & np.where(in_fantasyland, fantasy, usual)))[::-1].tolist():
+            found[int(owner[s])] = (  # the first wrong street of each wins
+                f"street {number[s] + 1} deals {deals[s]} cards, places {places[s]} and "
+                f"discards {discards[s]}, which {name} does not"
+                + (" in Fantasyland" if in_fantasyland[s] else "")
+            )
+        want = np.where(players.fantasyland, 1, 1 + rule.later)
+        for p in np.flatnonzero(ours & (count > 0) & (count != want)).tolist():
+            found.setdefault(p, f"{count[p]} streets, where a {name} hand has {want[p]}")
+    return found

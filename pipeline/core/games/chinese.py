@@ -1,0 +1,285 @@
+"""Closed Chinese Poker (chinese-family.md): 13 cards set 3/5/5 with no boards, fouls,
+1-6 or 2-4 scoring, seed-table royalties, naturals and surrender.
+
+What is Chinese about a hand, over whole columns: the foul of each setting, each
+row's royalty, the naturals 13 cards make, and the points between every pair.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.core.evaluator import Category, Plays, category_of, ranks_of
+from pipeline.core.games.game import (
+    BOTH_FOULED,
+    BOTH_SURRENDER,
+    BY_BOTH,
+    FOUL,
+    HOME_RUN_NONE,
+    HOME_RUN_OPPONENT,
+    HOME_RUN_SEAT,
+    OVERALL_POINT,
+    ROWS,
+    SCOOP,
+    Decision,
+    Family,
+    Layout,
+    Row,
+    Variant,
+    row_masks,
+    who,
+)
+from pipeline.core.games.game import (
+    NATURAL as DECIDED_NATURAL,
+)
+from pipeline.core.games.game import (
+    SURRENDER as DECIDED_SURRENDER,
+)
+
+Ints = npt.NDArray[np.int64]
+Flags = npt.NDArray[np.bool_]
+
+CHINESE = Variant(
+    "chinese",
+    (
+        Row("top", 3, Plays.ALONE, 1),
+        Row("middle", 5, Plays.ALONE, 1),
+        Row("bottom", 5, Plays.ALONE, 1),
+    ),
+    boards=0,
+    board_size=0,
+    jokers=0,
+    home_run_bonus=0,
+    min_players=2,
+    max_players=4,
+    seats=6,
+    floor_points=0,
+    family=Family.chinese,
+    layout=Layout.chinese,
+    table_prefix="C",
+)
+
+SCORING = ("1-6", "2-4")  # the methods, by code
+DECLARATIONS = ("play", "surrender", "natural")  # by code
+PLAY, SURRENDER, NATURAL = 0, 1, 2
+# Naturals by code (0: none), with their base points.
+NATURALS = ("three_flushes", "three_straights", "six_and_a_half_pairs", "dragon", "pure_dragon")
+NATURAL_POINTS = np.array([0, 3, 4, 6, 36, 108], dtype=np.int64)
+DEFAULT_SURRENDER_POINTS = 3
+
+# Seed-table royalties (section 4.1), by row and category.
+_SEED = {
+    "top": {Category.three_of_a_kind: 3},
+    "middle": {Category.straight_flush: 5, Category.four_of_a_kind: 4, Category.full_house: 2},
+    "bottom": {Category.straight_flush: 5, Category.four_of_a_kind: 4},
+}
+
+
+def fouled(values: npt.NDArray[np.int16]) -> Flags:
+    """Per setting (players, 3 rows: top, middle, bottom values): whether it fouls.
+
+    The middle against the bottom by value; the top against the middle by category,
+    then its three ranks against the middle's first three (equal is no foul).
+    """
+    top, middle, bottom = values[:, 0], values[:, 1], values[:, 2]
+    top_cat, mid_cat = category_of(top).astype(np.int64), category_of(middle).astype(np.int64)
+    weight = np.array([169, 13, 1])
+    top_ranks = (ranks_of(top)[:, :3].astype(np.int64) * weight).sum(axis=1)
+    mid_ranks = (ranks_of(middle)[:, :3].astype(np.int64) * weight).sum(axis=1)
+    top_over = (top_cat > mid_cat) | ((top_cat == mid_cat) & (top_ranks > mid_ranks))
+    return top_over | (middle > bottom)
+
+
+def royalties(values: npt.NDArray[np.int16], rows: tuple[Row, ...]) -> Ints:
+    """Each row's seed-table royalty (players, rows), as if the setting did not foul."""
+    out = np.zeros(values.shape, dtype=np.int64)
+    for r, row in enumerate(rows):
+        table = np.zeros(len(Category) + 1, dtype=np.int64)  # the last: no value
+        for category, points in _SEED[row.name].items():
+            table[category] = points
+        out[:, r] = table[category_of(values[:, r])]
+    return out
+
+
+def _rank_key(counts: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
+    """A number per row of 13 rank counts (each 0 to 4), equal exactly when the counts are."""
+    return (counts.astype(np.int64) * 5 ** np.arange(13, dtype=np.int64)).sum(axis=-1)
+
+
+def _three_straight_keys() -> npt.NDArray[np.int64]:
+    """Every rank-count vector of a 3-card straight and two 5-card straights."""
+    threes = [(12, 0, 1)] + [(r, r + 1, r + 2) for r in range(11)]  # A23 .. QKA
+    fives = [(12, 0, 1, 2, 3)] + [tuple(range(r, r + 5)) for r in range(9)]  # A2345 .. TJQKA
+    keys = set()
+    for three in threes:
+        for first, second in itertools.combinations_with_replacement(fives, 2):
+            counts = np.zeros(13, dtype=np.int64)
+            for rank in (*three, *first, *second):
+                counts[rank] += 1
+            keys.add(int(_rank_key(counts)))
+    return np.array(sorted(keys), dtype=np.int64)
+
+
+_THREE_STRAIGHTS = _three_straight_keys()
+# Suit counts, largest first, that split into flushes of 3, 5 and 5 cards.
+_THREE_FLUSHES = np.array([[5, 5, 3, 0], [8, 5, 0, 0], [10, 3, 0, 0], [13, 0, 0, 0]])
+
+
+def naturals_made(cards: npt.NDArray[np.int8]) -> Flags:
+    """Per player's 13 cards (players, 13), which naturals they make: (players, 1 + 5),
+    indexed by natural code (column 0, no natural, is always true)."""
+    n = len(cards)
+    codes = cards.astype(np.int64)
+    owner = np.arange(n)[:, None]
+    ranks = np.bincount((owner * 13 + codes // 4).ravel(), minlength=n * 13).reshape(n, 13)
+    suits = np.bincount((owner * 4 + codes % 4).ravel(), minlength=n * 4).reshape(n, 4)
+    by_size = -np.sort(-suits, axis=1)
+    dragon = (ranks == 1).all(axis=1)
+    return np.stack(
+        [
+            np.ones(n, dtype=bool),
+            (by_size[:, None, :] == _THREE_FLUSHES[None]).all(axis=2).any(axis=1),
+            np.isin(_rank_key(ranks), _THREE_STRAIGHTS),
+            (ranks // 2).sum(axis=1) == 6,
+            dragon,
+            dragon & (suits.max(axis=1) == 13),
+        ],
+        axis=1,
+    )
+
+
+@dataclass(frozen=True)
+class PairPoints:
+    points: Ints
+    home_run: Ints
+    decision: Decision
+
+
+def rows_played(
+    a: Ints, b: Ints, values: npt.NDArray[np.int16], foul: Flags
+) -> tuple[Ints, Ints, Ints]:
+    """Per pair and row, +1 where a wins it, -1 where b does (a fouled hand loses every
+    row to one that did not foul); and how many rows each won."""
+    wins = np.sign(values[a].astype(np.int64) - values[b].astype(np.int64))  # (pairs, 3)
+    foul_a, foul_b = foul[a], foul[b]
+    wins = np.where((foul_b & ~foul_a)[:, None], 1, np.where((foul_a & ~foul_b)[:, None], -1, wins))
+    return wins, (wins > 0).sum(axis=1), (wins < 0).sum(axis=1)
+
+
+def played_decision(
+    wins: Ints, foul_by: Ints, bonus: Ints, royalties: tuple[Ints, Ints]
+) -> Decision:
+    """How a pair that played its rows was decided: by both fouls, a foul, a scoop, an
+    overall point, or the rows alone."""
+    both = foul_by == BY_BOTH
+    swept = (np.abs(wins).sum(axis=1) == 3) & (np.abs(wins.sum(axis=1)) == 3)
+    decided = np.select(
+        [both, foul_by > 0, swept & (bonus != 0), bonus != 0],
+        [BOTH_FOULED, FOUL, SCOOP, OVERALL_POINT],
+        ROWS,
+    )
+    won, lost = row_masks(np.where(both[:, None], 0, wins))
+    nothing = np.where(both, 0, 1)
+    return Decision(
+        decided,
+        foul_by,
+        won,
+        lost,
+        bonus * nothing,
+        royalties[0] * nothing[:, None],
+        royalties[1] * nothing[:, None],
+    )
+
+
+def pair_points(
+    a: Ints,
+    b: Ints,
+    values: npt.NDArray[np.int16],
+    foul: Flags,
+    royalty: Ints,
+    declared: Ints,
+    natural: Ints,
+    two_four: Flags,
+    surrender_points: Ints,
+) -> PairPoints:
+    """What player a wins from player b in each pair, by the first case of section 4.1.
+
+    Per player: row values (players, 3), foul, row royalties (players, 3), the
+    declaration as settled (PLAY, SURRENDER or NATURAL) and the natural's base points
+    (0 unless a natural is settled). Per pair: the hand's method (`two_four`) and its
+    surrender points.
+    """
+    nat_a, nat_b = natural[a], natural[b]
+    gave_a, gave_b = declared[a] == SURRENDER, declared[b] == SURRENDER
+    played = _played(a, b, values, foul, royalty, two_four)
+    natural_by, gave_by = who(nat_a > 0, nat_b > 0), who(gave_a, gave_b)
+    points = np.select(
+        [natural_by == BY_BOTH, natural_by > 0, gave_by == BY_BOTH, gave_by > 0],
+        [
+            np.where(nat_a > nat_b, nat_a, np.where(nat_b > nat_a, -nat_b, 0)),
+            nat_a - nat_b,
+            0,
+            np.where(gave_a, -surrender_points, surrender_points),
+        ],
+        played.points,
+    )
+    by_rows = (natural_by == 0) & (gave_by == 0)
+    return PairPoints(
+        points,
+        np.where(by_rows, played.home_run, HOME_RUN_NONE),
+        _declared(played.decision, by_rows, natural_by, gave_by),
+    )
+
+
+def _declared(played: Decision, by_rows: Flags, natural_by: Ints, gave_by: Ints) -> Decision:
+    """The decision of pairs settled by a declaration (a natural, a surrender) before any
+    row is played; the rows' own elsewhere."""
+    decided = np.select(
+        [natural_by > 0, gave_by == BY_BOTH, gave_by > 0],
+        [DECIDED_NATURAL, BOTH_SURRENDER, DECIDED_SURRENDER],
+        played.decided,
+    )
+    kept = by_rows.astype(np.int64)
+    assert played.royalties is not None and played.opponent_royalties is not None
+    return Decision(
+        decided,
+        np.where(natural_by > 0, natural_by, np.where(gave_by > 0, gave_by, played.by)),
+        played.rows_won * kept,
+        played.rows_lost * kept,
+        played.bonus * kept,
+        played.royalties * kept[:, None],
+        played.opponent_royalties * kept[:, None],
+    )
+
+
+def _played(
+    a: Ints, b: Ints, values: npt.NDArray[np.int16], foul: Flags, royalty: Ints, two_four: Flags
+) -> PairPoints:
+    """Both play: fouls, rows, the scoop or overall point, and royalties."""
+    wins, won_a, won_b = rows_played(a, b, values, foul)
+    foul_a, foul_b = foul[a], foul[b]
+    bonus = np.where(
+        two_four,
+        (won_a >= 2).astype(np.int64) - (won_b >= 2),
+        3 * ((won_a == 3).astype(np.int64) - (won_b == 3)),
+    )
+    roy_a = np.where(foul_a[:, None], 0, royalty[a])
+    roy_b = np.where(foul_b[:, None], 0, royalty[b])
+    both = (roy_a > 0) & (roy_b > 0)
+    paid_a = np.where(both, np.where(wins > 0, roy_a, 0), roy_a)
+    paid_b = np.where(both, np.where(wins < 0, roy_b, 0), roy_b)
+    points = won_a - won_b + bonus + (paid_a - paid_b).sum(axis=1)
+    points = np.where(foul_a & foul_b, 0, points)
+    home_run = np.select(
+        [won_a == 3, won_b == 3], [HOME_RUN_SEAT, HOME_RUN_OPPONENT], HOME_RUN_NONE
+    )
+    decision = played_decision(wins, who(foul_a, foul_b), bonus, (paid_a, paid_b))
+    return PairPoints(
+        points.astype(np.int64),
+        np.where(foul_a & foul_b, HOME_RUN_NONE, home_run),
+        decision,
+    )

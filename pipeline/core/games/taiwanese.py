@@ -1,0 +1,64 @@
+"""Taiwanese Poker (rules.md): rows of 1, 2 and 4 on two boards, an Omaha bottom, 1/2/3
+points a row and 8 for a Home Run; Taiwanese Jokers adds two wild jokers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.core.evaluator import Plays
+from pipeline.core.games.game import (
+    HOME_RUN,
+    HOME_RUN_NONE,
+    HOME_RUN_OPPONENT,
+    HOME_RUN_SEAT,
+    Decision,
+    Row,
+    Variant,
+    row_masks,
+)
+from pipeline.core.games.game import (
+    ROWS as DECIDED_ROWS,
+)
+from pipeline.core.games.pairs import Ints, Pairs, pairs_of
+
+ROWS = (
+    Row("top", 1, Plays.ANY, 1),
+    Row("middle", 2, Plays.ANY, 2),
+    Row("bottom", 4, Plays.EXACTLY_TWO, 3),
+)
+
+TAIWANESE = Variant(
+    "taiwanese",
+    ROWS,
+    boards=2,
+    board_size=5,
+    jokers=0,
+    home_run_bonus=8,
+    min_players=2,
+    max_players=6,
+    seats=6,
+    floor_points=60,
+)
+TAIWANESE_JOKERS = replace(TAIWANESE, name="taiwanese_jokers", jokers=2)
+
+
+def pair_points(variant: Variant, values: npt.NDArray[np.int16], hand: Ints, seat: Ints) -> Pairs:
+    """Pair points from row values (players, boards, rows): 1/2/3 per row won, +8 for a sweep."""
+    a, b = pairs_of(hand, seat)
+    compare = np.sign(values[a].astype(np.int32) - values[b].astype(np.int32))  # (pairs, B, R)
+    row_points = np.array([row.points for row in variant.rows], dtype=np.int64)
+    points = (compare * row_points).sum(axis=(1, 2), dtype=np.int64)
+    swept = compare.reshape(len(a), -1)
+    a_sweeps = (swept == 1).all(axis=1)
+    b_sweeps = (swept == -1).all(axis=1)
+    bonus = variant.home_run_bonus * (a_sweeps.astype(np.int64) - b_sweeps)
+    points += bonus
+    home_run = np.select([a_sweeps, b_sweeps], [HOME_RUN_SEAT, HOME_RUN_OPPONENT], HOME_RUN_NONE)
+    won, lost = row_masks(swept)
+    zero = np.zeros(len(a), np.int64)
+    decided = np.where(bonus != 0, HOME_RUN, DECIDED_ROWS).astype(np.int64)
+    decision = Decision(decided, zero, won, lost, bonus, None, None)
+    return Pairs(hand[a], a, b, points, home_run.astype(np.int64), decision)

@@ -1,0 +1,138 @@
+"""The family's scoring of a batch: fouls, royalties, naturals and Fantasyland per player,
+and each pair's points by its game's rule (closed Chinese or open-face). Taiwanese
+pairs are scored by `games.taiwanese.pair_points`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.core.batch import HandBatch
+from pipeline.core.games import chinese, per_game
+from pipeline.core.games import open_face as ofc
+from pipeline.core.games.game import Decision
+from pipeline.core.games.pairs import Ints, Pairs, pairs_of
+
+
+@dataclass(frozen=True)
+class ChineseScore:
+    """What the Chinese family adds per player: the foul, each row's royalty as recorded
+    (0 in a fouled setting), whether a declared natural is made by the cards, and the
+    Fantasyland an open-face hand earns for the next (with the cards it deals then)."""
+
+    fouled: npt.NDArray[np.bool_]
+    royalty: Ints  # (players, rows)
+    natural_made: npt.NDArray[np.bool_]  # true where no natural is declared
+    fantasyland_next: npt.NDArray[np.bool_]
+    fantasyland_cards: Ints  # 0 where none is earned
+
+
+def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pairs, ChineseScore]:
+    """Pair points and scoops of the family's hands (closed Chinese and open-face, which
+    share their rows), from row values (players, 1, rows)."""
+    players, hands = batch.players, batch.hands
+    rows = values[:, 0, :]
+    foul = chinese.fouled(rows)
+    open_face = hands.open_face()[players.hand]
+    (royalty,) = _per_family(
+        open_face,
+        lambda: (ofc.royalties(rows),),
+        lambda: (chinese.royalties(rows, batch.game.rows),),
+    )
+    made, settled, natural = _naturals(batch)
+    pairs = _family_pairs(batch, rows, foul, royalty, open_face, (settled, natural))
+    progressive = per_game(lambda g: g.streets is not None and g.streets.progressive)
+    earned, cards = ofc.fantasyland_next(
+        rows, foul, players.fantasyland, progressive[hands.game][players.hand]
+    )
+    plays = open_face & hands.fantasyland_rule[players.hand]
+    score = ChineseScore(
+        foul,
+        np.where(foul[:, None], 0, royalty),
+        made,
+        earned & plays,
+        np.where(plays, cards, 0),
+    )
+    return pairs, score
+
+
+def _family_pairs(
+    batch: HandBatch,
+    rows: npt.NDArray[np.int16],
+    foul: npt.NDArray[np.bool_],
+    royalty: Ints,
+    open_face: npt.NDArray[np.bool_],
+    declarations: tuple[Ints, Ints],
+) -> Pairs:
+    """Every pair of players of each hand, with the points of its game's rule;
+    `declarations`: each player's declaration as settled and natural's points."""
+    players, hands = batch.players, batch.hands
+    a, b = pairs_of(players.hand, players.seat)
+    hand = players.hand[a]
+
+    def opened() -> tuple[Ints, ...]:
+        return _columns(ofc.pair_points(a, b, rows, foul, royalty))
+
+    def closed() -> tuple[Ints, ...]:
+        settled, natural = declarations
+        two_four, surrender = hands.two_four[hand], hands.surrender_points[hand]
+        return _columns(
+            chinese.pair_points(a, b, rows, foul, royalty, settled, natural, two_four, surrender)
+        )
+
+    points, home_run, *decision = _per_family(open_face[a], opened, closed)
+    return Pairs(hand, a, b, points, home_run, Decision(*decision))
+
+
+def _columns(played: chinese.PairPoints) -> tuple[Ints, ...]:
+    """A rule's pair points as columns, for `_per_family` to choose between."""
+    d = played.decision
+    assert d.royalties is not None and d.opponent_royalties is not None
+    return (
+        played.points,
+        played.home_run,
+        d.decided,
+        d.by,
+        d.rows_won,
+        d.rows_lost,
+        d.bonus,
+        d.royalties,
+        d.opponent_royalties,
+    )
+
+
+def _per_family(
+    open_face: npt.NDArray[np.bool_],
+    opened: Callable[[], tuple[Ints, ...]],
+    closed: Callable[[], tuple[Ints, ...]],
+) -> tuple[Ints, ...]:
+    """Columns by the open-face rule where `open_face` (per player or pair), by the closed
+    Chinese one elsewhere; each rule is run only when the batch holds its games."""
+    if open_face.all():
+        return opened()
+    if not open_face.any():
+        return closed()
+    return tuple(
+        np.where(open_face.reshape(-1, *[1] * (o.ndim - 1)), o, c)
+        for o, c in zip(opened(), closed(), strict=True)
+    )
+
+
+def _naturals(batch: HandBatch) -> tuple[npt.NDArray[np.bool_], Ints, Ints]:
+    """Per player: whether a declared natural is made (true where none is declared), the
+    declaration as settled (a natural the cards do not make is played, and flagged by the
+    checks), and the settled natural's base points."""
+    players = batch.players
+    declared_natural = players.declared == chinese.NATURAL
+    # Naturals are judged on the 13 cards of the players who declare one (few).
+    who = np.flatnonzero(declared_natural)
+    cards = np.concatenate([players.setting[row.name][who] for row in batch.game.rows], axis=1)
+    made = np.ones(len(players), dtype=bool)
+    made[who] = chinese.naturals_made(cards)[np.arange(len(who)), players.natural[who]]
+    settled = np.where(declared_natural & ~made, chinese.PLAY, players.declared)
+    points = np.where(settled == chinese.NATURAL, chinese.NATURAL_POINTS[players.natural], 0)
+    return made, settled, points

@@ -1,0 +1,72 @@
+"""`handaudit verify`: every input record read, audited and stored, the run accounted for.
+
+ingest -> audit_batch (evaluate, score, money, outcome checks) -> store; then the
+table rules over the stored hands, and the run row.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import duckdb
+
+from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
+from pipeline.engine.append import append_to
+from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
+from pipeline.engine.table_cache import cached_tables
+from pipeline.helpers.progress import Progress
+from pipeline.helpers.stages import Stages
+from pipeline.ingest.sources import input_files
+from pipeline.storage.ledger import digest, write_failure, writer_lock
+from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
+
+
+def verify(
+    inputs: list[Path],
+    out_dir: Path,
+    *,
+    parquet: bool = False,
+    progress: Progress | None = None,
+    stages: Stages | None = None,
+    workers: int = 1,
+    append: bool = False,
+) -> RunSummary:
+    """Audit every input into out_dir/audit.duckdb. Raises InputError before writing anything.
+
+    `workers` threads audit blocks side by side; the output does not depend on it.
+    `append`: add the inputs to the audit already there (`ledger.py`), or start one.
+    """
+    files = input_files(inputs)
+    run = Run(inputs, "append" if append else "new", progress or Progress(enabled=False))
+    with writer_lock(out_dir), cached_tables():
+        try:
+            if append and (out_dir / DB_NAME).exists():
+                return append_to(run, files, out_dir, stages or Stages(), workers)
+            return _verify(run, files, out_dir, parquet, stages or Stages(), workers)
+        except duckdb.Error as error:  # the disk is full, or DuckDB failed to write
+            raise write_failure(error, out_dir) from None
+
+
+def _verify(
+    run: Run, files: list[Path], out_dir: Path, parquet: bool, stages: Stages, workers: int
+) -> RunSummary:
+    store = AuditStore(out_dir, stages)
+    with ThreadPoolExecutor(1, thread_name_prefix="digest") as digesting:
+        digests = digesting.map(digest, files)  # beside the audit: it reads the same bytes
+        try:
+            audit_files(run, files, store, stages, workers)
+            with stages.stage("table rules"):
+                store.query(QUARANTINE_APPEARANCES.format(source="quarantine"))
+                store.query(NAME_AUDITED_RECORDS.format(after=-1))
+                check_table_rules(store)
+            summary = summarize(store.con, run, store.final)
+            run.digests = list(digests)
+            insert_rows(store.con, "runs", run_row(run, summary))
+            summary.database = store.commit(parquet=parquet)
+        except BaseException:
+            store.discard()
+            raise
+        finally:
+            run.progress.close()
+    return summary

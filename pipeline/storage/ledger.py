@@ -1,0 +1,180 @@
+"""The audit as a standing ledger: what `verify --append` needs beside a plain run.
+
+An append (`append.py`) audits its new files into the audit in one DuckDB transaction,
+as a plain run audits them, knowing the hands the audit already holds, and judges the
+table rules again where the new hands land. Here: the files' digests, the one writer's
+lock on the audit's directory, the stored hand ids looked up a block at a time, the
+version of the audit's tables, and the sentences for what stops an append.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.helpers.errors import AuditError
+
+# What the audit's tables look like; an append refuses an audit of another version.
+# 1: before versions were recorded; 2: runs keep the mode and the inputs' digests, and
+# quarantined records keep their players for the table rules; 3: each settlement says
+# how it was decided.
+SCHEMA_VERSION = 3
+# How large DuckDB's write-ahead log may grow over appends before it is checkpointed.
+LOG_LIMIT = "128MB"
+# How long an append waits for readers to close the audit before it gives up (seconds).
+LOCK_WAIT = float(os.environ.get("HANDAUDIT_LOCK_WAIT", "30"))
+
+
+class LedgerError(AuditError):
+    """An audit that cannot be appended to now, or at all."""
+
+
+def digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes: how the ledger knows a file it has audited."""
+    sha = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 22):
+            sha.update(chunk)
+    return sha.hexdigest()
+
+
+@contextmanager
+def writer_lock(out_dir: Path) -> Iterator[None]:
+    """Hold the audit in `out_dir` for one writing run (a lock on the directory itself, so
+    nothing is left beside the audit); another run gets a sentence and exit 2."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    handle = os.open(out_dir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LedgerError(
+                f"Another handaudit run is writing the audit in {out_dir}; one run writes an "
+                "audit at a time: try again when it has finished. The audit is unchanged."
+            ) from None
+        _clear_leftovers(out_dir)
+        yield
+    finally:
+        os.close(handle)  # and with it the lock
+
+
+def _clear_leftovers(out_dir: Path) -> None:
+    """What a run that was killed left beside the audit (the lock says no run is under way)."""
+    for left in out_dir.glob(".audit.duckdb.*.partial*"):
+        left.unlink(missing_ok=True)
+    for left in out_dir.glob(".duckdb-tmp.*"):
+        shutil.rmtree(left, ignore_errors=True)
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The version of an audit's tables (1 for an audit written before they were kept)."""
+    found = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'audit_info'"
+    ).fetchall()[0]
+    if not found or not found[0]:
+        return 1
+    version = con.execute("SELECT max(schema_version) FROM audit_info").fetchall()[0]
+    return int(version[0]) if version and version[0] is not None else 1
+
+
+def require_version(con: duckdb.DuckDBPyConnection, db: Path) -> None:
+    version = schema_version(con)
+    if version != SCHEMA_VERSION:
+        raise LedgerError(
+            f"The audit {db} was written by another version of handaudit (its tables are "
+            f"version {version}; this handaudit appends to version {SCHEMA_VERSION}). Audit "
+            "every input again without --append, into a new --out directory, or append "
+            "with the version that wrote it."
+        )
+
+
+def audited_digests(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The digests of every file the audit's runs have read."""
+    rows = con.execute("SELECT DISTINCT unnest(input_digests) FROM runs").fetchall()
+    return {d for (d,) in rows if d}
+
+
+class VerifiedHands(set[str]):
+    """Hand ids verified before the records being read: this run's, and the stored
+    audit's, looked up a block at a time (the audit's ids are never all in memory)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        super().__init__()
+        self._con = con
+        self.stored_found = 0  # records whose hand the audit held before this run
+
+    def isdisjoint(self, ids: Iterable[object]) -> bool:
+        """Whether none of `ids` was verified before; stored ones met become known."""
+        asked = [i for i in ids if i not in self]
+        if asked:
+            table = pa.table({"hand_id": pa.array([str(i) for i in asked], pa.string())})
+            self._con.register("asked", table)
+            try:
+                found = self._con.execute(
+                    "SELECT hand_id FROM hands WHERE hand_id IN (SELECT hand_id FROM asked)"
+                ).fetchall()
+            finally:
+                self._con.unregister("asked")
+            self.update(h for (h,) in found)
+            self.stored_found += len(found)
+        return super().isdisjoint(ids)
+
+
+def connect(db: Path, out_dir: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """The audit itself, for an append; a reader holding it is named in a sentence."""
+    config: dict[str, Any] = {
+        "memory_limit": os.environ.get("HANDAUDIT_DUCKDB_MEMORY", "1GB"),
+        "temp_directory": str(out_dir / f".duckdb-tmp.{os.getpid()}"),
+    }
+    waited = 0.0
+    while True:
+        try:
+            return duckdb.connect(str(db), read_only=read_only, config=config)
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower():
+                raise
+            if waited >= LOCK_WAIT:  # a reader may be done in a moment: wait a little
+                held = error
+                break
+        time.sleep(0.25)
+        waited += 0.25
+    raise LedgerError(
+        f"The audit {db} is open in another process ({_holder(held)}), and DuckDB lets "
+        "no one read a file while it is written: close it and append again."
+    )
+
+
+def retire_log(db: Path, out_dir: Path) -> None:
+    """Checkpoint the write-ahead log that appends left beside `db`, so that a file put in
+    its place does not meet a log that is not its own (DuckDB would refuse to open it)."""
+    if Path(f"{db}.wal").exists():
+        connect(db, out_dir, read_only=False).close()  # closing checkpoints the log
+
+
+def write_failure(error: duckdb.Error, out_dir: Path) -> AuditError:
+    """A sentence for a write DuckDB could not complete, naming where and why."""
+    text = str(error)
+    if "No space left" in text:
+        why = f"the disk holding {out_dir} is full"
+    else:
+        why = "DuckDB could not write it: " + text.splitlines()[0] if text else type(error).__name__
+    return AuditError(
+        f"The audit in {out_dir} could not be written: {why}. Nothing of this run was kept: "
+        "the audit already there, if any, is as it was before it."
+    )
+
+
+def _holder(error: duckdb.Error) -> str:
+    text = str(error)
+    at = text.find("PID")
+    return text[at : at + 12].strip(" ).") if at >= 0 else "a reader or a writer"

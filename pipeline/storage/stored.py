@@ -1,0 +1,202 @@
+"""The stored tables of an audit, in one place: each one's name, columns, key, whether its
+rows belong to one hand, and who writes it. The store creates them from here, the local
+and Spark engines emit and partition them from here, and an append merges them from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pipeline.core.games import LAYOUTS, Layout, Variant
+from pipeline.helpers.packing import CARDS, VALUES
+
+MONEY = "DECIMAL(18,2)"
+# Boards a hand may show (the Taiwanese layout's).
+LAYOUT = LAYOUTS[Layout.taiwanese]
+
+
+class Writer(StrEnum):
+    """What fills a table."""
+
+    audit = "audit"  # the audit of a batch of hands (`audit.BatchAudit.tables`)
+    ingest = "ingest"  # the records that cannot be scored
+    derived = "derived"  # derived from the stored tables when they are written
+    run = "run"  # the run itself: its row, the tables' version
+    fixed = "fixed"  # the same in every audit (the evaluator's values)
+
+
+@dataclass(frozen=True)
+class StoredTable:
+    name: str
+    columns: str  # DuckDB's column definitions
+    key: tuple[str, ...]  # what tells its rows apart
+    writer: Writer
+    per_hand: bool = False  # every row belongs to one hand (its hand_id)
+    by_day: bool = False  # written by the day of its hand where a dataset is partitioned
+    published: bool = False  # a table of audit-output.md (the others serve the views)
+
+
+def _row_values(layout: Variant, extra: str) -> str:
+    """The columns of a layout's row values: a player's cards and values as words
+    (`packing.py`), and `extra`."""
+    words = [
+        *CARDS.columns(layout.cards_per_player),
+        *VALUES.columns(layout.values_per_player),
+    ]
+    return f"""
+        hand_id VARCHAR, seat BIGINT, {", ".join(f"{w} BIGINT" for w in words)}, {extra}"""
+
+
+STORED: tuple[StoredTable, ...] = (
+    StoredTable(
+        "hands",
+        f"""
+        hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT, started_at TIMESTAMPTZ, day DATE,
+        variant VARCHAR, currency VARCHAR, point_value {MONEY}, rake_rate DECIMAL(18,9),
+        rake_cap {MONEY}, n_players BIGINT, rake_total {MONEY}, recorded_rake_total {MONEY},
+        {", ".join(f"board_{b + 1} VARCHAR" for b in range(LAYOUT.boards))},
+        status VARCHAR, source VARCHAR, scoring VARCHAR, surrender_points BIGINT,
+        fantasyland_rule BOOLEAN""",
+        ("hand_id",),
+        Writer.audit,
+        per_hand=True,
+        by_day=True,
+        published=True,
+    ),
+    StoredTable(
+        "players",
+        f"""
+        hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack_start {MONEY}, add_on {MONEY},
+        timed_out BOOLEAN, points BIGINT, won {MONEY}, rake {MONEY}, net {MONEY},
+        stack_end {MONEY}, recorded_points BIGINT, recorded_won {MONEY},
+        recorded_rake {MONEY}, recorded_net {MONEY}, recorded_stack_end {MONEY},
+        fouled BOOLEAN, recorded_fouled BOOLEAN, declare VARCHAR, "natural" VARCHAR,
+        fantasyland BOOLEAN, fantasyland_next BOOLEAN, recorded_fantasyland_next BOOLEAN,
+        fantasyland_cards BIGINT, cards_dealt BIGINT""",
+        ("hand_id", "seat"),
+        Writer.audit,
+        per_hand=True,
+        by_day=True,
+        published=True,
+    ),
+    # The `rows` view reads these: each player's setting and row values are stored once
+    # per player, in the table of the layout of their game, packed into 64-bit words
+    # (cards: top, middle, bottom as card codes; values board-major: board 1 top, middle,
+    # bottom, then board 2), and their text, category and label come from `hand_values`.
+    StoredTable(
+        "row_values",
+        _row_values(LAYOUTS[Layout.taiwanese], "joker_as VARCHAR[][]"),
+        ("hand_id", "seat"),
+        Writer.audit,
+        per_hand=True,
+        by_day=True,
+    ),
+    StoredTable(
+        "family_row_values",
+        _row_values(LAYOUTS[Layout.chinese], "royalties TINYINT[3]"),
+        ("hand_id", "seat"),
+        Writer.audit,
+        per_hand=True,
+        by_day=True,
+    ),
+    StoredTable(
+        "hand_values",
+        "value_id SMALLINT, value VARCHAR, category VARCHAR, label VARCHAR",
+        ("value_id",),
+        Writer.fixed,
+    ),
+    # How each pair was decided (`games.game.Decision`): the case (DECIDED), whose natural,
+    # surrender or foul it was, the rows each side won (bit k: row k, board by board), the
+    # bonus's points, and the royalties counted per row (the family's; NULL for Taiwanese).
+    StoredTable(
+        "settlements",
+        f"""
+        hand_id VARCHAR, seat BIGINT, opponent BIGINT, points BIGINT, home_run VARCHAR,
+        amount {MONEY}, decided VARCHAR, decided_by VARCHAR, rows_won SMALLINT,
+        rows_lost SMALLINT, bonus BIGINT, royalties INTEGER[], opponent_royalties INTEGER[]""",
+        ("hand_id", "seat", "opponent"),
+        Writer.audit,
+        per_hand=True,
+        by_day=True,
+        published=True,
+    ),
+    StoredTable(
+        "sitting_out",
+        f"hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack {MONEY}, reason VARCHAR",
+        ("hand_id", "seat"),
+        Writer.audit,
+        per_hand=True,
+        published=True,
+    ),
+    # The audit's findings and the table rules' (`checks.table.TABLE_FINDING` tells them
+    # apart): a finding is its hand, check and place.
+    StoredTable(
+        "divergences",
+        """
+        hand_id VARCHAR, table_id VARCHAR, "check" VARCHAR, seat BIGINT, opponent BIGINT,
+        board BIGINT, "row" VARCHAR, expected VARCHAR, recorded VARCHAR, message VARCHAR""",
+        ("hand_id", "check", "seat", "opponent", "board", "row", "message"),
+        Writer.audit,
+        per_hand=True,
+        published=True,
+    ),
+    # The `streets` view reads this: each open-face player's streets are stored once, as
+    # one list of numbers (store.STREETS_VIEW says how they read).
+    StoredTable(
+        "player_streets",
+        "hand_id VARCHAR, seat BIGINT, streets INTEGER, placements UINTEGER[]",
+        ("hand_id", "seat"),
+        Writer.audit,
+        per_hand=True,
+    ),
+    StoredTable(
+        "quarantine",
+        'source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR',
+        ("source",),
+        Writer.ingest,
+        published=True,
+    ),
+    # The players of quarantined records as far as their JSON reads, for the table rules
+    # (`checks.table.QUARANTINE_APPEARANCES` derives them from `quarantine`).
+    StoredTable(
+        "quarantine_appearances",
+        f"""
+        table_id VARCHAR, hand_no BIGINT, hand_id VARCHAR, started_at TIMESTAMPTZ,
+        player_id VARCHAR, seat BIGINT, stack_start {MONEY}, add_on {MONEY},
+        stack_end {MONEY}, timed_out BOOLEAN""",
+        ("hand_id", "seat"),
+        Writer.derived,
+    ),
+    StoredTable(
+        "runs",
+        """
+        run_id VARCHAR, version VARCHAR, mode VARCHAR, inputs VARCHAR[],
+        input_digests VARCHAR[], files_skipped BIGINT, hands_already_audited BIGINT,
+        started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, records_read BIGINT,
+        verified BIGINT, quarantined BIGINT, hands_diverged BIGINT, divergences BIGINT,
+        rake_total DECIMAL(18,2), recorded_rake_total DECIMAL(18,2), seconds DOUBLE""",
+        ("run_id",),
+        Writer.run,
+        published=True,
+    ),
+    # The version of these tables (`ledger.SCHEMA_VERSION`), for an append to check.
+    StoredTable("audit_info", "schema_version INTEGER, written_by VARCHAR", (), Writer.run),
+)
+TABLES = {table.name: table for table in STORED}
+# Each table's DuckDB columns, by name.
+COLUMNS = {table.name: table.columns for table in STORED}
+# What an engine's tasks emit and an append merges: the audit's tables and the quarantine.
+FROM_INPUT = tuple(t.name for t in STORED if t.writer in (Writer.audit, Writer.ingest))
+# What a user sees: the tables of audit-output.md, `rows` (a view) in its place.
+PUBLISHED = (
+    "hands",
+    "players",
+    "rows",
+    "settlements",
+    "sitting_out",
+    "divergences",
+    "quarantine",
+    "runs",
+)
+BY_DAY = tuple(t.name for t in STORED if t.by_day)
