@@ -65,6 +65,7 @@ from pipeline.spark.written import (
     publish,
     write_file,
 )
+from pipeline.storage.ledger import write_failure
 
 T = TypeVar("T")
 
@@ -96,6 +97,9 @@ def verify_on_spark(
             run.release()
             stopping.start()
         run.publish(summary, files)
+    except OSError as error:  # the driver's own writes: the runs row, the commit
+        run.discard()
+        raise write_failure(error, Path(out.removeprefix("file:"))) from None
     except BaseException:
         run.discard()
         raise

@@ -161,13 +161,19 @@ def retire_log(db: Path, out_dir: Path) -> None:
         connect(db, out_dir, read_only=False).close()  # closing checkpoints the log
 
 
-def write_failure(error: duckdb.Error, out_dir: Path) -> AuditError:
-    """A sentence for a write DuckDB could not complete, naming where and why."""
+def write_failure(error: duckdb.Error | OSError, out_dir: Path) -> AuditError:
+    """A sentence for a write DuckDB (or the file system) could not complete, naming
+    where and why."""
     text = str(error)
+    writer = "DuckDB" if isinstance(error, duckdb.Error) else "the file system"
     if "No space left" in text:
         why = f"the disk holding {out_dir} is full"
     else:
-        why = "DuckDB could not write it: " + text.splitlines()[0] if text else type(error).__name__
+        why = (
+            f"{writer} could not write it: " + text.splitlines()[0]
+            if text
+            else type(error).__name__
+        )
     return AuditError(
         f"The audit in {out_dir} could not be written: {why}. Nothing of this run was kept: "
         "the audit already there, if any, is as it was before it."

@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from pipeline.engine.verify import verify
+from pipeline.ingest import parts as file_parts
 from pipeline.ingest import sources
 from pipeline.storage import store
 from tests.conftest import EXAMPLES, ROOT
@@ -40,7 +41,7 @@ def test_workers_change_no_output_row(
     inputs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Small blocks: many of them in flight, and repeated hands in different blocks.
-    monkeypatch.setattr(sources, "LINES_PER_BLOCK", 37)
+    monkeypatch.setattr(file_parts, "LINES_PER_BLOCK", 37)
     monkeypatch.setattr(sources, "ROWS_PER_BATCH", 37)
     serial = verify(inputs, tmp_path / "serial", workers=1)
     threaded = verify(inputs, tmp_path / "threaded", workers=3)
@@ -57,7 +58,7 @@ def test_store_buffer_changes_no_output_row(
         ROOT / "fixtures" / "sample" / "parquet" / "hands.parquet",
         EXAMPLES / "edge" / "hands.jsonl",
     ]
-    monkeypatch.setattr(sources, "LINES_PER_BLOCK", 37)
+    monkeypatch.setattr(file_parts, "LINES_PER_BLOCK", 37)
     whole = verify(inputs, tmp_path / "whole")
     # Inserts of 50 rows or more, mid-run, beside the blocks of 37 hands.
     monkeypatch.setattr(store, "FLUSH_ROWS", 50)
