@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,8 +25,12 @@ from pipeline.engine.table_cache import cache_dir
 if TYPE_CHECKING:
     from pyspark import SparkContext
 
-# Said at every dump (classes it cannot archive): nothing to act on.
-QUIET = "-Xlog:cds*=off"
+# Said at every dump (classes it cannot archive): nothing to act on. A JVM that dies
+# mapping a broken archive writes its report to the temporary directory, not to the
+# user's working directory.
+QUIET = "-Xlog:cds*=off -XX:ErrorFile=" + os.path.join(
+    tempfile.gettempdir(), "handaudit-jvm-%p.log"
+)
 
 
 class ClassArchive:
