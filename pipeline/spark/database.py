@@ -40,10 +40,6 @@ class Database:
         self._early_files = {f.path for f in files}
         self._early = self._thread.submit(self._files, root, files)
 
-    def loaded(self, file: Written) -> bool:
-        """Whether `file` was loaded early."""
-        return file.path in self._early_files
-
     def settle(self, root: str, files: Iterable[Written]) -> None:
         """The early tables are to be those of `files`: loaded already, or loaded again."""
         early = [f for f in files if f.table in EARLY]
@@ -60,9 +56,10 @@ class Database:
             self._write(self._early.result)
 
     def finish(self, root: str, files: Iterable[Written]) -> Path:
-        """The rest of the tables loaded, and audit.duckdb published."""
+        """The tables of `files` not loaded early loaded, and audit.duckdb published."""
         self.wait()
-        self._write(lambda: self._files(root, list(files)))
+        rest = [f for f in files if f.path not in self._early_files]
+        self._write(lambda: self._files(root, rest))
         return self._write(self._loaded().commit)
 
     def discard(self) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pyarrow as pa
 from py4j.protocol import Py4JError
@@ -67,8 +67,6 @@ from pipeline.spark.written import (
 )
 from pipeline.storage.ledger import write_failure
 
-T = TypeVar("T")
-
 
 def verify_on_spark(
     inputs: list[str], out: str, master: str | None = None, progress: Progress | None = None
@@ -94,7 +92,6 @@ def verify_on_spark(
         except (PySparkException, Py4JError) as error:
             raise SparkJobError(f"The Spark job failed: {_cause(error)}") from None
         finally:
-            run.release()
             stopping.start()
         run.publish(summary, files)
     except OSError as error:  # the driver's own writes: the runs row, the commit
@@ -104,11 +101,9 @@ def verify_on_spark(
         run.discard()
         raise
     finally:
-        if stopping.is_alive() or stopping.ident is None:
+        if stopping.is_alive():
             progress.step("stopping Spark")
-            if stopping.ident is None:
-                stopping.start()
-            stopping.join()
+        stopping.join()
         progress.close()
     summary.seconds = progress.seconds
     summary.steps = progress.steps
@@ -157,7 +152,6 @@ class _Run:
         self.staging = f"{self.out}/.parquet-{os.getpid()}.partial"
         # Buckets of hand tables and of hand ids: one a core.
         self.buckets = max(1, self.sc.defaultParallelism)
-        self.kept: list[RDD[Any]] = []
         self.building = ""  # the new parquet/ being assembled
         local = Path(self.out.removeprefix("file:"))
         self.database = Database(local) if is_local(self.out) else None
@@ -167,11 +161,8 @@ class _Run:
         the run's summary and the files the tasks wrote."""
         self.progress.step(f"auditing {len(self.units)} units, and the table rules")
         shuffled = self._audited(self.units, {})
-        watch = self._when_audited(self._load_early)
-        try:
+        with self._when_audited(self._load_early):
             summaries, repeats, judged = self._gathered(shuffled, frozenset())
-        finally:
-            watch.set()
         again = {unit: frozenset(ids) for r in repeats for unit, ids in r.again.items()}
         elsewhere = frozenset(i for r in repeats for i in r.verified_elsewhere)
         if again or elsewhere:  # rare: the rules are run again knowing them
@@ -199,19 +190,11 @@ class _Run:
             self.progress.step("building audit.duckdb")
             self.database.wait()  # before the files it reads move
         self.building = assemble(self.out, self.staging, files)
-        parquet = f"{self.out}/parquet"
         if self.database:
-            early = {f.path for f in files if self.database.loaded(f)}
-            rest = [f for f in files if f.path not in early]
-            summary.database = self.database.finish(self.building, rest)
+            summary.database = self.database.finish(self.building, files)
         else:
-            summary.database = parquet
+            summary.database = f"{self.out}/parquet"
         publish(self.out, self.building)
-
-    def release(self) -> None:
-        for kept in self.kept:
-            with contextlib.suppress(Exception):  # Spark may be gone already
-                kept.unpersist()
 
     def discard(self) -> None:
         discard(self.staging, *([self.building] if self.building else []))
@@ -225,9 +208,11 @@ class _Run:
         outputs = self.sc.parallelize(units, len(units)).mapPartitions(task)
         return outputs.partitionBy(self.buckets + 1, _key)
 
-    def _when_audited(self, then: Callable[[], None]) -> threading.Event:
-        """Call `then` on a thread once every audit task of the job about to run has
-        finished (the job's first stage), unless the returned event is set first."""
+    @contextlib.contextmanager
+    def _when_audited(self, then: Callable[[], None]) -> Iterator[None]:
+        """Around the job run inside: call `then` on a thread once every audit task of
+        the job has finished (its first stage). On leaving, the watch has ended: `then`
+        has run whole, or will not run."""
         done = threading.Event()
         tracker = self.sc.statusTracker()
         self.sc.setJobGroup("audit", "the audit of every unit", interruptOnCancel=False)
@@ -241,8 +226,13 @@ class _Run:
                         then()
                         return
 
-        threading.Thread(target=watch, name="audit-watch", daemon=True).start()
-        return done
+        watching = threading.Thread(target=watch, name="audit-watch", daemon=True)
+        watching.start()
+        try:
+            yield
+        finally:
+            done.set()
+            watching.join()
 
     def _load_early(self) -> None:
         if self.database:

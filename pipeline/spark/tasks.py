@@ -18,7 +18,6 @@ summary under the key `buckets`. `gathered` then runs on each key's outputs.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -87,7 +86,6 @@ class UnitSummary:
     # Per hand table, the unit's first verified hand: (hand_no, hand_id, its players).
     first_hands: dict[str, tuple[int, str, int]] = field(default_factory=dict)
     files: list[Written] = field(default_factory=list)
-    seconds: float = 0.0  # the task's own time on the unit
 
 
 def to_payload(rows: pa.Table) -> bytes:
@@ -117,7 +115,6 @@ def audit_units(
 
 
 def _audit_unit(unit: Unit, staging: str, seen: frozenset[str], buckets: int) -> Iterator[Output]:
-    started = time.perf_counter()
     files = UnitFiles(staging, unit.label)
     summary = UnitSummary(unit.number)
     slim: dict[str, list[pa.Table]] = {"hands": [], "players": [], "quarantine": []}
@@ -131,7 +128,6 @@ def _audit_unit(unit: Unit, staging: str, seen: frozenset[str], buckets: int) ->
     try:
         rules = _rule_inputs(con, slim, unit.number)
         summary.first_hands = _first_hands(con)
-        summary.seconds = time.perf_counter() - started
         yield buckets, ("summary", unit.number, summary)
         for bucket, rows in _by_bucket(rules, buckets, con):
             yield bucket, ("rules", unit.number, rows)
