@@ -6,7 +6,7 @@ pairs are scored by `games.taiwanese.pair_points`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import numpy.typing as npt
@@ -90,19 +90,8 @@ def _family_pairs(
 
 def _columns(played: chinese.PairPoints) -> tuple[Ints, ...]:
     """A rule's pair points as columns, for `_per_family` to choose between."""
-    d = played.decision
-    assert d.royalties is not None and d.opponent_royalties is not None
-    return (
-        played.points,
-        played.home_run,
-        d.decided,
-        d.by,
-        d.rows_won,
-        d.rows_lost,
-        d.bonus,
-        d.royalties,
-        d.opponent_royalties,
-    )
+    decision = [getattr(played.decision, f.name) for f in fields(Decision)]
+    return (played.points, played.home_run, *decision)
 
 
 def _per_family(

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
+from pipeline.core.checks.table import FIRST_HANDS, QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.engine.parallel import AuditedBlock, audit_blocks
 from pipeline.engine.table_cache import cached_tables
 from pipeline.helpers.columns import whole
@@ -39,6 +39,7 @@ from pipeline.spark.units import Unit, UnitReader
 from pipeline.spark.written import (
     UnitFiles,
     Written,
+    by_key,
     conform,
     file_schema,
     filesystem,
@@ -198,17 +199,12 @@ def _rule_inputs(
 
 
 def _first_hands(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, str, int]]:
+    """Per hand table, the unit's first verified hand (`checks.table.FIRST_HANDS`), with
+    its players."""
     found = con.execute(
-        """
-        WITH first AS (
-            SELECT table_id, min(hand_no) AS hand_no,
-                   arg_min(hand_id, (hand_no, hand_id)) AS hand_id
-            FROM hands GROUP BY table_id
-        )
-        SELECT f.table_id, f.hand_no, f.hand_id, count(p.seat)
-        FROM first f LEFT JOIN players p USING (hand_id)
-        GROUP BY ALL
-        """
+        "SELECT h.table_id, h.hand_no, h.hand_id, count(p.seat) "
+        "FROM hands h LEFT JOIN players p USING (hand_id) "
+        f"WHERE h.hand_id IN ({FIRST_HANDS.format(where='TRUE')}) GROUP BY ALL"
     ).fetchall()
     return {table: (hand_no, hand_id, players) for table, hand_no, hand_id, players in found}
 
@@ -226,14 +222,6 @@ def _key_buckets(
     return whole(found).cast(pa.int64()).to_numpy(zero_copy_only=False)
 
 
-def _split(rows: pa.Table, keys: np.ndarray[Any, Any]) -> Iterator[tuple[int, pa.Table]]:
-    """The rows of each key, in one sort."""
-    order = np.argsort(keys, kind="stable")
-    starts = np.flatnonzero(np.diff(keys[order], prepend=-1))
-    for start, end in zip(starts, [*starts[1:], len(order)], strict=True):
-        yield int(keys[order[start]]), rows.take(pa.array(order[start:end]))
-
-
 def _by_bucket(
     tables: dict[str, pa.Table], buckets: int, con: duckdb.DuckDBPyConnection
 ) -> Iterator[tuple[int, tuple[str, bytes]]]:
@@ -242,7 +230,7 @@ def _by_bucket(
         if rows.num_rows == 0:
             continue
         keys = _key_buckets(con, rows["_table"], buckets)
-        for bucket, part in _split(rows.drop_columns(["_table"]), keys):
+        for bucket, part in by_key(rows.drop_columns(["_table"]), keys):
             yield bucket, (name, to_payload(part))
 
 
@@ -253,7 +241,7 @@ def _ids(con: duckdb.DuckDBPyConnection, unit: int, buckets: int) -> Iterator[tu
         "FROM quarantine_appearances"
     ).to_arrow_table()
     if ids.num_rows:
-        for bucket, part in _split(ids, _key_buckets(con, ids["hand_id"], buckets)):
+        for bucket, part in by_key(ids, _key_buckets(con, ids["hand_id"], buckets)):
             yield bucket, to_payload(part)
 
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
 import duckdb
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -91,6 +92,15 @@ def day_directory(day: int) -> str:
     return f"day={_EPOCH + dt.timedelta(days=day)}"
 
 
+def by_key(rows: pa.Table, keys: npt.NDArray[np.integer]) -> Iterator[tuple[int, pa.Table]]:
+    """The rows of each key (one per row), in key order, found with one sort."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    for start, end in zip(starts, [*starts[1:], len(order)], strict=True):
+        yield int(ordered[start]), rows.take(pa.array(order[start:end]))
+
+
 @dataclass(frozen=True)
 class Written:
     """A file a task wrote: its table and path below the staging directory."""
@@ -129,11 +139,8 @@ class UnitFiles:
             self._buffer(name, "", rows)
             return
         keys = whole(days).cast(pa.int32()).to_numpy(zero_copy_only=False)
-        order = np.argsort(keys, kind="stable")
-        starts = np.flatnonzero(np.diff(keys[order], prepend=np.int32(-(2**31))))
-        for start, end in zip(starts, [*starts[1:], len(order)], strict=True):
-            part = rows.take(pa.array(order[start:end]))
-            self._buffer(name, day_directory(int(keys[order[start]])) + "/", part)
+        for day, part in by_key(rows, keys):
+            self._buffer(name, day_directory(day) + "/", part)
 
     def _buffer(self, name: str, folder: str, rows: pa.Table) -> None:
         key = (name, folder)
