@@ -148,8 +148,10 @@ def _write_block(
         tables = audit.tables()
         hands = tables["hands"]
         for name, rows in tables.items():
-            at = pc.index_in(rows["hand_id"], value_set=hands["hand_id"])
-            files.add(name, rows, hands["day"].take(at))
+            days = hands["day"]
+            if name != "hands":  # the day of each row's hand
+                days = days.take(pc.index_in(rows["hand_id"], value_set=hands["hand_id"]))
+            files.add(name, rows, days)
         for name in ("hands", "players"):
             rows = tables[name]
             slim[name].append(
