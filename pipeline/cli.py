@@ -20,6 +20,7 @@ from pipeline.helpers.memory import keep_freed_memory
 
 if TYPE_CHECKING:
     from pipeline.engine.run import RunSummary
+    from pipeline.outputs.reports import Filters, ReportResult
 
 HELP = (
     "Audit hand histories of Taiwanese Poker, Taiwanese Jokers, closed Chinese Poker, "
@@ -368,8 +369,17 @@ def report_command(
     csv_raw: Annotated[
         bool, typer.Option("--csv-raw", help="CSV cells as stored (no ' before = + - @).")
     ] = False,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha",
+            metavar="RATE",
+            help="With 'fairness': the family-wise false-alarm rate (Holm over its tests).",
+        ),
+    ] = 0.01,
 ) -> None:
-    """Run a named SQL report from sql/, or write the HTML audit report."""
+    """Run a named SQL report from sql/, the deal-fairness report, or write the HTML audit
+    report."""
     from pipeline.outputs import reports
 
     with exit_codes():
@@ -384,8 +394,21 @@ def report_command(
             say(f"wrote {html_file}", err=True)
         else:
             filters = reports.Filters.parse(from_day, to_day, table, player, variant)
-            result = reports.run_report(db, name, filters)
+            result = _report(db, name, filters, alpha)
             _show(reports.write_report(result, fmt, output, csv_raw=csv_raw), fmt)
+
+
+def _report(db: Path, name: str, filters: Filters, alpha: float) -> ReportResult:
+    """A named report's result: the fairness report's tests, or an SQL report's rows."""
+    from pipeline.outputs import reports
+
+    if name != "fairness":
+        return reports.run_report(db, name, filters)
+    from pipeline.outputs.fairness import fairness_report
+
+    if not 0 < alpha < 1:
+        raise reports.ReportError(f"--alpha is a rate between 0 and 1, not {alpha}.")
+    return fairness_report(db, filters, alpha)
 
 
 def _show(text: str | None, fmt: str) -> None:

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -53,6 +54,7 @@ class ReportSpec:
     total: dict[str, str]
     headline: str
     sql: str
+    notes: str = ""  # what the report can and cannot show, said before its rows
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ class ReportResult:
             "filters": self.filters.described(),
             "generated_at": self.generated_at,
             "version": f"handaudit {__version__}",
+            **({"notes": self.spec.notes} if self.spec.notes else {}),
             "row_count": self.rows.num_rows,
             "totals": {k: _plain(v) for k, v in self.totals.items()},
             **({"headline": self.headline()} if self.spec.headline else {}),
@@ -157,6 +160,10 @@ def _spec(name: str, text: str) -> ReportSpec:
 def listing() -> str:
     """A line for every report: its name, title and question."""
     lines = [f"{spec.name:<22} {spec.title}: {spec.question}" for spec in catalog().values()]
+    lines.append(
+        f"{'fairness':<22} Deal fairness: was the deck fair, and was any seat or player "
+        "favoured? (--alpha)"
+    )
     lines.append(f"{'audit':<22} The audit at a glance, as one offline HTML file (--html)")
     return "\n".join(lines)
 
@@ -167,24 +174,34 @@ def run_report(db: Path, name: str, filters: Filters) -> ReportResult:
         raise ReportError(f"There is no report {name!r}; `handaudit report --list` names them.")
     spec = specs[name]
     with open_audit(db) as con:
-        for parameter in PARAMETERS:
-            value = getattr(filters, parameter)
-            if isinstance(value, date):
-                con.execute(f"SET VARIABLE {parameter} = CAST(? AS DATE)", [value.isoformat()])
-            else:
-                con.execute(f"SET VARIABLE {parameter} = ?", [value])
+        bind(con, filters)
         try:
             rows = con.sql(spec.sql).to_arrow_table()
         except duckdb.Error as error:
             raise ReportError(f"The report {name} failed on {db}: {error}") from None
-        first, last = con.execute("SELECT min(day), max(day) FROM hands").fetchone() or (None, None)
-    start = filters.from_day or first
-    end = filters.to_day or last
-    period = f"{start} to {end} (UTC)" if start else "no hands in the audit"
+        covered = period(con, filters)
     rows, totals = _split_total(spec, rows)
     return ReportResult(
-        spec, filters, rows, period, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), totals
+        spec, filters, rows, covered, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), totals
     )
+
+
+def bind(con: duckdb.DuckDBPyConnection, filters: Filters) -> None:
+    """The filters as the DuckDB variables the reports read (unset: no filter)."""
+    for parameter in PARAMETERS:
+        value = getattr(filters, parameter)
+        if isinstance(value, date):
+            con.execute(f"SET VARIABLE {parameter} = CAST(? AS DATE)", [value.isoformat()])
+        else:
+            con.execute(f"SET VARIABLE {parameter} = ?", [value])
+
+
+def period(con: duckdb.DuckDBPyConnection, filters: Filters) -> str:
+    """The days a report covers: its filters', else the audit's first and last."""
+    first, last = con.execute("SELECT min(day), max(day) FROM hands").fetchone() or (None, None)
+    start = filters.from_day or first
+    end = filters.to_day or last
+    return f"{start} to {end} (UTC)" if start else "no hands in the audit"
 
 
 def _split_total(spec: ReportSpec, rows: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
@@ -219,6 +236,7 @@ def render_table(result: ReportResult) -> str:
         f"{meta['title']}: {meta['question']}",
         f"period {meta['period']}; filters: {meta['filters']}; generated {meta['generated_at']} "
         f"by {meta['version']}",
+        *([textwrap.fill(meta["notes"], 100)] if "notes" in meta else []),
         "",
     ]
     rows = result.rows

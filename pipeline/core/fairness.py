@@ -1,0 +1,220 @@
+"""Was the deal fair? The tests of the fairness report, on counts the store has made.
+
+**Cards by seat.** A fair deal cuts a uniformly shuffled deck of D cards into groups of
+known sizes: each dealt seat, the boards, and the rest (never dealt). Whatever a card's
+category (its suit, its rank, the card itself), the counts of a hand, group by category,
+form a random table with fixed margins (the group sizes, and the deck's count of each
+category), so over hands, with a_g = k_g / D the share of group g and b_c the share of
+category c in the deck:
+
+    E[n_gc] = sum over hands of k_g * b_c
+    Cov(n_gc, n_g'c') = D^2 / (D - 1) * (sum over hands of diag(a) - a a') x (diag(b) - b b')
+
+a Kronecker product. The residuals R = n - E lie in the range of that covariance, so
+R's quadratic form in a generalized inverse of it,
+
+    T = (D - 1) / D^2 * trace(M^+ R diag(1/b) R'),   M = sum over hands of diag(a) - a a',
+
+is chi-square with rank(M) * (categories - 1) degrees of freedom for many hands. When
+every hand has the same groups, T is Pearson's statistic of the table times (D - 1) / D;
+when seats come and go, or Fantasyland deals more cards, M accounts for it exactly.
+(`tests/core/test_fairness.py` checks E and Cov against every deal of a small deck.)
+
+**Deal order.** Given the cards a player was dealt, a fair shuffle deals them in a
+uniformly random order. The number of consecutive pairs of one suit (or rank) in that
+order then has an exact mean and variance (`order_moments`), and their sum over
+player-hands is normal for many hands.
+
+**Premium outcomes.** A player's share of hands with a Home Run, a scoop, a natural or a
+Fantasyland entry against the share of the other players of the same tables: an exact
+one-sided binomial test (is the player favoured?).
+
+Every p-value comes from scipy; `holm` decides which are flagged at a family-wise rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+Floats = npt.NDArray[np.float64]
+
+# Below these the tests give "insufficient data": a category-by-group cell expected
+# fewer than five times (Cochran's rule for the chi-square approximation), a deal order
+# with fewer than this many pairs, a player with fewer than five premium outcomes to
+# expect.
+MIN_EXPECTED = 5.0
+MIN_PAIRS = 200
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One test's outcome: its statistic, degrees of freedom and p-value, or the reason
+    it could not be made (`insufficient`)."""
+
+    sample: int
+    statistic: float | None = None
+    df: int | None = None
+    p_value: float | None = None
+    insufficient: str | None = None
+
+
+@dataclass(frozen=True)
+class Deals:
+    """How the hands cut one deck into groups, summed over hands.
+
+    `sizes[g]` sums group g's cards over hands, and `spread` is M above. Build it with
+    `from_patterns` from each distinct way a hand cut the deck and how many hands did.
+    """
+
+    deck: int
+    groups: tuple[str, ...]
+    hands: int
+    sizes: Floats  # (G,)
+    spread: Floats  # (G, G)
+
+    @classmethod
+    def from_patterns(
+        cls, deck: int, groups: Sequence[str], patterns: Floats, hands: npt.ArrayLike
+    ) -> Deals:
+        """`patterns` (P, G): the cards of each group in a way of cutting the deck (the
+        last group, the rest, may be left 0: it is what the others leave); `hands` (P,):
+        how many hands cut it so."""
+        k = np.array(patterns, dtype=np.float64)
+        k[:, -1] = deck - k[:, :-1].sum(axis=1)
+        if (k < 0).any():
+            raise ValueError("a way of cutting the deck deals more cards than it holds")
+        weight = np.asarray(hands, dtype=np.float64)
+        a = k / deck
+        spread = np.diag(weight @ a) - np.einsum("p,pg,ph->gh", weight, a, a)
+        return cls(deck, tuple(groups), int(weight.sum()), weight @ k, spread)
+
+    def merged(self, into: npt.NDArray[np.int64]) -> Deals:
+        """Group g merged into group into[g] (into numbers the groups that remain, the
+        rest last): a fair deal still cuts the deck into the groups that remain."""
+        fold = _fold(into)
+        groups = [
+            "+".join(g for g, i in zip(self.groups, into, strict=True) if i == j)
+            for j in range(fold.shape[1])
+        ]
+        return Deals(
+            self.deck, tuple(groups), self.hands, self.sizes @ fold, fold.T @ self.spread @ fold
+        )
+
+
+def expected(deals: Deals, in_deck: Floats) -> Floats:
+    """(G, C): each group's expected count of each category; `in_deck` (C,) counts each
+    category in the deck."""
+    return np.outer(deals.sizes, np.asarray(in_deck, dtype=np.float64) / deals.deck)
+
+
+def partition_test(deals: Deals, observed: Floats, in_deck: Floats) -> Verdict:
+    """Did the groups receive each category as a fair deal would? `observed` (G, C),
+    the rest's row included: for every category, the groups' counts add up to the
+    deck's count of it times the hands.
+
+    Groups expected to receive some category fewer than MIN_EXPECTED times are merged
+    first (`merge_small`); with fewer than two groups left there is no test.
+    """
+    b = np.asarray(in_deck, dtype=np.float64) / deals.deck
+    deals, observed = merge_small(deals, np.asarray(observed, dtype=np.float64), in_deck)
+    sample = int(observed.sum() - observed[-1].sum())
+    if len(deals.groups) < 2:
+        return Verdict(sample, insufficient="insufficient data")
+    residual = observed - expected(deals, in_deck)
+    inverse = np.linalg.pinv(deals.spread, hermitian=True)
+    d = deals.deck
+    statistic = float((d - 1) / d**2 * np.trace(inverse @ (residual / b) @ residual.T))
+    df = int(np.linalg.matrix_rank(deals.spread, hermitian=True)) * (int((b > 0).sum()) - 1)
+    if df == 0:
+        return Verdict(sample, insufficient="insufficient data")
+    return Verdict(sample, statistic, df, float(stats.chi2.sf(statistic, df)))
+
+
+def merge_small(deals: Deals, observed: Floats, in_deck: Floats) -> tuple[Deals, Floats]:
+    """While a group is expected to receive some category fewer than MIN_EXPECTED times,
+    merge the group expected to receive fewest into the next fewest (the rest stays last,
+    whatever it absorbs)."""
+    while len(deals.groups) >= 2:
+        fewest = expected(deals, in_deck).min(axis=1)
+        if fewest.min() >= MIN_EXPECTED:
+            break
+        small, other = np.argsort(fewest, kind="stable")[:2]
+        last = len(fewest) - 1
+        kept = max(small, other) if last in (small, other) else other
+        gone = small if kept == other else other
+        into = np.arange(len(fewest))
+        into[gone] = kept
+        into = np.unique(into, return_inverse=True)[1]
+        deals, observed = deals.merged(into), _fold(into).T @ observed
+    return deals, observed
+
+
+def _fold(into: npt.NDArray[np.int64]) -> Floats:
+    """(G, groups that remain): 1 where group g goes."""
+    fold = np.zeros((len(into), int(into.max()) + 1))
+    fold[np.arange(len(into)), into] = 1.0
+    return fold
+
+
+def order_moments(
+    n: npt.ArrayLike, s2: npt.ArrayLike, s3: npt.ArrayLike, s4: npt.ArrayLike, q: npt.ArrayLike
+) -> tuple[Floats, Floats]:
+    """Mean and variance of the number of consecutive pairs of one category in a uniformly
+    random order of a player's n cards, per player: from the falling factorial sums of
+    the category counts m, s2 = sum m(m-1), s3 = sum m(m-1)(m-2), s4 = sum m(m-1)(m-2)(m-3),
+    and q = sum (m(m-1))^2.
+
+    Over the n - 1 places, a place holds a pair with chance p = s2 / n(n-1); two places
+    that share a card both do with chance s3 / n(n-1)(n-2), two apart with chance
+    (s4 + s2^2 - q) / n(n-1)(n-2)(n-3).
+    """
+    n, s2, s3, s4, q = (np.asarray(x, dtype=np.float64) for x in (n, s2, s3, s4, q))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(n >= 2, s2 / (n * (n - 1)), 0.0)
+        three = np.where(n >= 3, s3 / (n * (n - 1) * (n - 2)), 0.0)
+        four = np.where(n >= 4, (s4 + s2**2 - q) / (n * (n - 1) * (n - 2) * (n - 3)), 0.0)
+    places = np.maximum(n - 1, 0)
+    mean = places * p
+    variance = (
+        places * p * (1 - p)
+        + 2 * np.maximum(n - 2, 0) * (three - p**2)
+        + np.maximum(n - 2, 0) * np.maximum(n - 3, 0) * (four - p**2)
+    )
+    return mean, variance
+
+
+def order_test(pairs: int, observed: float, mean: float, variance: float) -> Verdict:
+    """Consecutive pairs of one category, observed against their exact mean and variance
+    summed over player-hands: (observed - mean)^2 / variance, chi-square with 1 degree of
+    freedom (two-sided: too many pairs, or too few)."""
+    if pairs < MIN_PAIRS or variance <= 0:
+        return Verdict(pairs, insufficient="insufficient data")
+    statistic = (observed - mean) ** 2 / variance
+    return Verdict(pairs, float(statistic), 1, float(stats.chi2.sf(statistic, 1)))
+
+
+def premium_test(hits: int, hands: int, others_hits: int, others_hands: int) -> Verdict:
+    """A player's hands with a premium outcome against the rate of the other players of
+    the same tables: exact binomial, one-sided (more than the others' rate)."""
+    if others_hands == 0 or others_hits == 0 or hands * others_hits / others_hands < MIN_EXPECTED:
+        return Verdict(hands, insufficient="insufficient data")
+    rate = others_hits / others_hands
+    result = stats.binomtest(hits, hands, rate, alternative="greater")
+    return Verdict(hands, float(hits / hands), None, float(result.pvalue))
+
+
+def holm(p_values: Sequence[float | None], alpha: float) -> list[bool | None]:
+    """Which tests are flagged at family-wise error rate `alpha` (Holm's step-down over
+    the tests that were made); None where a test was not made."""
+    made = [(p, i) for i, p in enumerate(p_values) if p is not None]
+    flagged: list[bool | None] = [None if p is None else False for p in p_values]
+    for rank, (p, i) in enumerate(sorted(made)):
+        if p > alpha / (len(made) - rank):
+            break
+        flagged[i] = True
+    return flagged

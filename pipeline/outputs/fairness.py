@@ -1,0 +1,413 @@
+"""`handaudit report fairness`: was the deal fair? Counts from DuckDB, tests from
+`core.fairness`, one row per test, flagged at a family-wise false-alarm rate.
+
+DuckDB counts what each group (each seat, or with --player the player and the other
+players; the boards) was dealt, how the hands cut the deck, the deal order of open-face
+players and each player's premium outcomes (`sql/fairness/`); Python only makes the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.core import fairness
+from pipeline.core.cards import CANONICAL, JOKER, N_STANDARD, RANKS
+from pipeline.core.fairness import Deals, Verdict
+from pipeline.core.games import LAYOUTS, VARIANTS, Family, Layout, Variant
+from pipeline.helpers.packing import CARDS
+from pipeline.outputs.reports import SQL_DIR, Filters, ReportResult, ReportSpec, bind, period
+from pipeline.storage.store import open_audit
+
+COUNTS = SQL_DIR / "fairness"
+SUITS = ("clubs", "diamonds", "hearts", "spades")
+RANK_NAMES = (
+    "twos",
+    "threes",
+    "fours",
+    "fives",
+    "sixes",
+    "sevens",
+    "eights",
+    "nines",
+    "tens",
+    "jacks",
+    "queens",
+    "kings",
+    "aces",
+)
+REST = "rest"  # the cards no group was dealt
+KINDS = {
+    "home_run": "Home Runs",
+    "scoop": "scoops",
+    "natural": "naturals",
+    "fantasyland_entry": "Fantasyland entries",
+}
+NOTES = (
+    "These tests look for what a fair shuffle would rarely make: a seat (or, with --player, "
+    "a player) dealt some suits, ranks, cards or jokers more or less often than the deck "
+    "allows; consecutive cards dealt to an open-face player that follow each other; a "
+    "player with more Home Runs, scoops, naturals or Fantasyland entries than the other "
+    "players of the same tables. A flag says a pattern is unlikely under a fair deal, at "
+    "the family-wise false-alarm rate stated, over the tests made; it does not say how it "
+    "came about. A clean report does not certify the shuffle: a weak bias, or one that "
+    "ties cards to nothing counted here (a predictable but uniform shuffle, a leak of "
+    "other players' cards), passes unseen. Tests with too few hands say 'insufficient "
+    "data'."
+)
+SPEC = ReportSpec(
+    name="fairness",
+    title="Deal fairness",
+    question="Was the deck fair, and was any seat or player favoured?",
+    parameters="from_day, to_day (UTC dates, inclusive), table_id, player_id, variant; alpha",
+    total={},
+    headline=(
+        "{tests} tests made ({insufficient} with insufficient data); {flagged} flagged at a "
+        "family-wise false-alarm rate of {alpha}"
+    ),
+    sql="",
+    notes=NOTES,
+)
+COLUMNS = pa.schema(
+    [
+        ("test", pa.string()),
+        ("scope", pa.string()),
+        ("hands", pa.int64()),
+        ("cards", pa.int64()),
+        ("statistic", pa.float64()),
+        ("df", pa.int64()),
+        ("p_value", pa.float64()),
+        ("flagged", pa.bool_()),
+        ("verdict", pa.string()),
+        ("detail", pa.string()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Test:
+    test: str
+    scope: str
+    hands: int
+    cards: int | None
+    verdict: Verdict
+    detail: str
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What DuckDB counted (`sql/fairness/`)."""
+
+    cuts: pa.Table
+    cards: pa.Table
+    order: pa.Table
+    premium: pa.Table
+    by_player: bool
+
+
+def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
+    """The counts of the hands the filters choose, and the period they cover."""
+    with open_audit(db) as con:
+        bind(con, filters)
+        con.execute(_HANDS_VIEW)
+        con.execute(_PLAYERS_VIEW)
+        con.register("premium_kinds", _premium_kinds())
+        cuts, cards, order, premium = (
+            con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
+            for name in ("cuts", "cards", "order", "premium")
+        )
+        counts = Counts(cuts, cards, order, premium, by_player=filters.player_id is not None)
+        return counts, period(con, filters)
+
+
+def fairness_report(db: Path, filters: Filters, alpha: float = 0.01) -> ReportResult:
+    counts, covered = read_counts(db, filters)
+    tests = [
+        *deal_tests(counts, filters),
+        *order_tests(counts, filters),
+        *premium_tests(counts, filters),
+    ]
+    flags = fairness.holm([t.verdict.p_value for t in tests], alpha)
+    rows = pa.Table.from_pylist(
+        [_row(t, f) for t, f in zip(tests, flags, strict=True)], schema=COLUMNS
+    )
+    made = sum(f is not None for f in flags)
+    totals = {
+        "tests": made,
+        "insufficient": len(tests) - made,
+        "flagged": sum(bool(f) for f in flags),
+        "alpha": f"{alpha:g}",
+    }
+    generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return ReportResult(SPEC, filters, rows, covered, generated, totals)
+
+
+def _row(test: Test, flagged: bool | None) -> dict[str, object]:
+    v = test.verdict
+    return {
+        "test": test.test,
+        "scope": test.scope,
+        "hands": test.hands,
+        "cards": test.cards,
+        "statistic": None if v.statistic is None else round(v.statistic, 4),
+        "df": v.df,
+        "p_value": None if v.p_value is None else float(f"{v.p_value:.4g}"),
+        "flagged": flagged,
+        "verdict": v.insufficient or ("FLAGGED" if flagged else "consistent with a fair deal"),
+        "detail": test.detail,
+    }
+
+
+# The views the counts read: the hands the filters choose, and their players' dealt cards
+# as card codes (52 a joker), open-face players' in the order dealt.
+_IN_SCOPE = """(getvariable('player_id') IS NULL OR hand_id IN
+    (SELECT hand_id FROM players WHERE player_id = getvariable('player_id')))"""
+_CARD_CODE = "(instr('" + RANKS + "', c[1]) - 1) * 4 + instr('cdhs', c[2]) - 1"
+_HANDS_VIEW = f"""
+CREATE OR REPLACE TEMP VIEW fair_hands AS
+SELECT hand_id, table_id, variant, {_IN_SCOPE} AS in_scope,
+       CASE WHEN board_1 IS NOT NULL THEN list_transform(
+           string_split(concat_ws(' ', board_1, board_2), ' '), lambda c: {_CARD_CODE})
+       END AS board_cards
+FROM hands
+WHERE (getvariable('from_day') IS NULL OR day >= getvariable('from_day'))
+  AND (getvariable('to_day') IS NULL OR day <= getvariable('to_day'))
+  AND (getvariable('table_id') IS NULL OR table_id = getvariable('table_id'))
+  AND (getvariable('variant') IS NULL OR variant = getvariable('variant'))"""
+
+
+def _unpacked(alias: str, layout: Layout) -> str:
+    cards = LAYOUTS[layout].cards_per_player
+    code = CARDS.unpacked_sql(alias, "i", CARDS.words(cards))
+    return f"list_transform(range({cards}), lambda i: {code}::INTEGER)"
+
+
+_PLAYERS_VIEW = f"""
+CREATE OR REPLACE TEMP VIEW fair_players AS
+SELECT p.hand_id, h.table_id, h.variant, h.in_scope, p.seat, p.player_id, p."natural",
+       p.fantasyland, p.fantasyland_next,
+       CASE WHEN getvariable('player_id') IS NULL THEN 'seat ' || p.seat
+            WHEN p.player_id = getvariable('player_id') THEN 'player'
+            ELSE 'other players' END AS grp,
+       s.hand_id IS NOT NULL AS dealt_in_order,
+       CASE WHEN s.hand_id IS NOT NULL THEN list_transform(
+                list_filter(s.placements, lambda x: (x // 100) % 10 = 0),
+                lambda x: (x % 100)::INTEGER)
+            WHEN r.hand_id IS NOT NULL THEN {_unpacked("r", Layout.taiwanese)}
+            ELSE {_unpacked("f", Layout.chinese)} END AS cards
+FROM players p
+JOIN fair_hands h USING (hand_id)
+LEFT JOIN row_values r USING (hand_id, seat)
+LEFT JOIN family_row_values f USING (hand_id, seat)
+LEFT JOIN player_streets s USING (hand_id, seat)"""
+
+
+def _premium_kinds() -> pa.Table:
+    """Which premium outcomes each game has: a Home Run, a scoop, a natural, Fantasyland."""
+    pairs = []
+    for name, game in VARIANTS.items():
+        kinds = [
+            game.home_run_bonus > 0 and game.family is Family.taiwanese and "home_run",
+            game.family is not Family.taiwanese and "scoop",
+            game.family is Family.chinese and "natural",
+            game.open_face and "fantasyland_entry",
+        ]
+        pairs += [(name, kind) for kind in kinds if kind]
+    return pa.table({"variant": [v for v, _ in pairs], "kind": [k for _, k in pairs]})
+
+
+def deal_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
+    """Per game: suit, rank and card by seat (or by player) over the standard cards, given
+    where the jokers went; and the jokers by seat where the game deals them."""
+    by = "player" if counts.by_player else "seat"
+    for name, game in VARIANTS.items():
+        cuts = counts.cuts.filter(pc.equal(counts.cuts["variant"], name)).to_pylist()
+        if not cuts:
+            continue
+        groups = sorted({g for cut in cuts for g in cut["groups"]}, key=_group_order)
+        groups.append(REST)
+        hands = sum(cut["hands"] for cut in cuts)
+        scope = _scope(name, filters)
+        dealt = _dealt(counts.cards, name, groups)
+        standard = dealt[:, :N_STANDARD]
+        standard[-1] = hands - standard[:-1].sum(axis=0)
+        deals = _deals(N_STANDARD, groups, cuts, "standard")
+        for category, member, labels in _CATEGORIES:
+            observed, in_deck = standard @ member, member.sum(axis=0)
+            verdict = fairness.partition_test(deals, observed, in_deck)
+            detail = _largest(deals, observed, in_deck, labels, verdict)
+            cards = int(standard[:-1].sum())
+            yield Test(f"{category} by {by}", scope, hands, cards, verdict, detail)
+        if game.jokers:
+            yield _joker_test(game, groups, cuts, dealt, hands, f"jokers by {by}", scope)
+
+
+def _joker_test(
+    game: Variant,
+    groups: list[str],
+    cuts: list[dict[str, Any]],
+    dealt: npt.NDArray[np.float64],
+    hands: int,
+    name: str,
+    scope: str,
+) -> Test:
+    """The jokers among the cards the boards leave (jokers are dealt to players only)."""
+    deck = N_STANDARD - game.boards * game.board_size + game.jokers
+    players = [i for i, g in enumerate(groups) if g != _BOARDS]
+    seats = [groups[i] for i in players]
+    jokers = dealt[players, JOKER]
+    observed = np.stack([jokers, dealt[players].sum(axis=1) - jokers], axis=1)
+    observed[-1] = hands * np.array([game.jokers, deck - game.jokers]) - observed[:-1].sum(axis=0)
+    deals = _deals(deck, seats, cuts, "dealt")
+    in_deck = np.array([game.jokers, deck - game.jokers], dtype=np.float64)
+    verdict = fairness.partition_test(deals, observed, in_deck)
+    detail = _largest(deals, observed, in_deck, ("jokers", "standard cards"), verdict)
+    return Test(name, scope, hands, int(observed[:-1].sum()), verdict, detail)
+
+
+_BOARDS = "boards"
+
+
+def _group_order(group: str) -> tuple[bool, str]:
+    return group == _BOARDS, group
+
+
+def _membership(of: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
+    """(52, size): 1 where a standard card belongs to a category."""
+    member = np.zeros((N_STANDARD, size))
+    member[np.arange(N_STANDARD), of] = 1.0
+    return member
+
+
+_CODES = np.arange(N_STANDARD)
+_CATEGORIES = (
+    ("suit", _membership(_CODES % 4, 4), SUITS),
+    ("rank", _membership(_CODES // 4, 13), RANK_NAMES),
+    ("card", np.eye(N_STANDARD), CANONICAL[:N_STANDARD]),
+)
+
+
+def _dealt(cards: pa.Table, variant: str, groups: list[str]) -> npt.NDArray[np.float64]:
+    """(groups, 53): each group's count of each card, a joker last; the rest's row 0."""
+    dealt = np.zeros((len(groups), JOKER + 1))
+    index = {g: i for i, g in enumerate(groups)}
+    for row in cards.filter(pc.equal(cards["variant"], variant)).to_pylist():
+        dealt[index[row["grp"]], row["card"]] = row["dealt"]
+    return dealt
+
+
+def _deals(deck: int, groups: list[str], cuts: list[dict[str, Any]], count: str) -> Deals:
+    """How the hands cut a deck among `groups` (the rest last), each cut's `count` of cards
+    (its standard cards, or all it dealt)."""
+    index = {g: i for i, g in enumerate(groups)}
+    patterns = np.zeros((len(cuts), len(groups)))
+    for p, cut in enumerate(cuts):
+        for group, cards in zip(cut["groups"], cut[count], strict=True):
+            if group in index:
+                patterns[p, index[group]] = cards
+    return Deals.from_patterns(deck, groups, patterns, [cut["hands"] for cut in cuts])
+
+
+def _largest(
+    deals: Deals,
+    observed: npt.NDArray[np.float64],
+    in_deck: npt.NDArray[np.float64],
+    labels: tuple[str, ...],
+    verdict: Verdict,
+) -> str:
+    """The group and category furthest from what a fair deal expects, in standard
+    deviations (a group's own variance for that category)."""
+    expected = fairness.expected(deals, in_deck)
+    b = in_deck / deals.deck
+    sd = np.sqrt(deals.deck**2 / (deals.deck - 1) * np.outer(np.diag(deals.spread), b * (1 - b)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(
+            (expected >= fairness.MIN_EXPECTED) & (sd > 0), (observed - expected) / sd, 0.0
+        )[:-1]
+    if verdict.insufficient or not z.size:
+        fewest = expected[:-1].min() if len(expected) > 1 else 0.0
+        return f"{fewest:,.1f} expected in the smallest cell; {fairness.MIN_EXPECTED:g} needed"
+    if len(labels) == 2:  # two categories deviate alike: name the first (the jokers)
+        z = z[:, :1]
+    g, c = np.unravel_index(np.argmax(np.abs(z)), z.shape)
+    return (
+        f"furthest: {deals.groups[g]} dealt {labels[c]} {observed[g, c]:,.0f} times, "
+        f"{expected[g, c]:,.1f} expected ({z[g, c]:+.1f} sd)"
+    )
+
+
+def _scope(variant: str, filters: Filters) -> str:
+    parts = [variant]
+    if filters.table_id is not None:
+        parts.append(f"table {filters.table_id}")
+    if filters.player_id is not None:
+        parts.append(f"player {filters.player_id}")
+    return ", ".join(parts)
+
+
+def order_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
+    """Per open-face game, suits and ranks: consecutive cards dealt to one player of one
+    category, against their exact mean and variance given the cards dealt."""
+    order = counts.order
+    for name in VARIANTS:
+        for kind in ("suit", "rank"):
+            rows = order.filter(
+                pc.and_(pc.equal(order["variant"], name), pc.equal(order["kind"], kind))
+            )
+            if rows.num_rows == 0:
+                continue
+            column = {c: rows[c].to_numpy().astype(np.float64) for c in rows.column_names[2:]}
+            mean, variance = fairness.order_moments(
+                *(column[c] for c in ("n", "s2", "s3", "s4", "q"))
+            )
+            players = column["players"]
+            pairs = int(players @ (column["n"] - 1))
+            same, expected = float(column["same"].sum()), float(players @ mean)
+            verdict = fairness.order_test(pairs, same, expected, float(players @ variance))
+            detail = (
+                f"{same:,.0f} of {pairs:,} consecutive pairs of one {kind}, "
+                f"{expected:,.1f} expected"
+            )
+            yield Test(
+                f"deal order: {kind}",
+                _scope(name, filters),
+                int(players.sum()),
+                int(players @ column["n"]),
+                verdict,
+                detail,
+            )
+
+
+def premium_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
+    """Per player and kind of premium outcome: their rate against the others' at the same
+    tables. The players too few hands leave untested are one row per kind."""
+    untested: dict[str, list[int]] = {}
+    for row in counts.premium.to_pylist():
+        hits, hands = row["hits"], row["hands"]
+        others_hits, others_hands = row["others_hits"], row["others_hands"]
+        verdict = fairness.premium_test(hits, hands, others_hits, others_hands)
+        if verdict.insufficient:
+            untested.setdefault(row["kind"], []).append(hands)
+            continue
+        detail = (
+            f"{hits:,} in {hands:,} hands ({hits / hands:.2%}); the other players of the "
+            f"same tables {others_hits / others_hands:.2%} ({others_hits:,} in {others_hands:,})"
+        )
+        scope = _scope(f"player {row['player_id']}", Filters(table_id=filters.table_id))
+        yield Test(f"premium: {KINDS[row['kind']]}", scope, hands, None, verdict, detail)
+    for kind, hands in untested.items():
+        detail = (
+            f"each player needs {fairness.MIN_EXPECTED:g} outcomes to expect at the others' "
+            "rate; these had fewer hands"
+        )
+        scope = _scope(f"{len(hands):,} players", Filters(table_id=filters.table_id))
+        verdict = Verdict(sum(hands), insufficient="insufficient data")
+        yield Test(f"premium: {KINDS[kind]}", scope, sum(hands), None, verdict, detail)

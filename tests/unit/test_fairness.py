@@ -1,0 +1,173 @@
+"""The fairness tests' arithmetic against brute force, and their false-alarm rate.
+
+The expectation and covariance of a fair deal's counts are checked against every
+ordering of a small deck; the deal-order moments against every ordering of a small
+multiset; the statistics' calibration against many simulated fair deals.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from pipeline.core import fairness
+from pipeline.core.fairness import Deals
+
+
+def _brute_force(deck_categories: list[int], sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and covariance of the (group, category) counts over every ordering of a deck
+    whose cards have `deck_categories`, cut into groups of `sizes` (the rest last)."""
+    categories = max(deck_categories) + 1
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    tables = []
+    for order in itertools.permutations(range(len(deck_categories))):
+        counts = np.zeros((len(sizes), categories))
+        np.add.at(counts, (owner, np.array(deck_categories)[list(order)]), 1)
+        tables.append(counts.ravel())
+    tables = np.array(tables)
+    return tables.mean(axis=0), np.cov(tables.T, bias=True)
+
+
+@pytest.mark.parametrize(
+    ("deck_categories", "sizes"),
+    [
+        ([0, 0, 1, 1, 2, 2], [2, 1, 3]),  # three ranks of two suits: two seats and the rest
+        ([0, 0, 0, 1, 1, 2], [2, 2, 2]),  # unequal categories
+        ([0, 1, 2, 3, 4, 5, 6], [3, 4, 0]),  # every card its own category, nothing left
+    ],
+)
+def test_a_fair_deals_mean_and_covariance_are_every_orderings(
+    deck_categories: list[int], sizes: list[int]
+) -> None:
+    mean, cov = _brute_force(deck_categories, sizes)
+    deck = len(deck_categories)
+    in_deck = np.bincount(deck_categories).astype(float)
+    groups = [f"g{i}" for i in range(len(sizes))]
+    deals = Deals.from_patterns(deck, groups, np.array([sizes], dtype=float), [1])
+    assert fairness.expected(deals, in_deck).ravel() == pytest.approx(mean)
+    b = in_deck / deck
+    formula = deck**2 / (deck - 1) * np.kron(deals.spread, np.diag(b) - np.outer(b, b))
+    assert formula == pytest.approx(cov, abs=1e-12)
+
+
+def test_hands_cut_differently_add_their_spreads() -> None:
+    """Two ways of cutting the deck: M is the hands' weighted sum, the rest filled in."""
+    two = Deals.from_patterns(10, ["a", "b", "rest"], np.array([[3.0, 2.0, 0.0]]), [4])
+    one = Deals.from_patterns(10, ["a", "b", "rest"], np.array([[3.0, 0.0, 0.0]]), [6])
+    both = Deals.from_patterns(
+        10, ["a", "b", "rest"], np.array([[3.0, 2.0, 0.0], [3.0, 0.0, 0.0]]), [4, 6]
+    )
+    assert both.spread == pytest.approx(two.spread + one.spread)
+    assert both.sizes.tolist() == [30.0, 8.0, 62.0]
+    assert both.hands == 10
+
+
+def test_the_statistic_is_pearsons_scaled_when_every_hand_cuts_the_deck_alike() -> None:
+    rng = np.random.default_rng(5)
+    deals = Deals.from_patterns(52, ["s1", "s2", "rest"], np.array([[7.0, 7.0, 0.0]]), [400])
+    in_deck = np.full(4, 13.0)
+    observed = _simulated(rng, deals, [7, 7], np.repeat(np.arange(4), 13))
+    expected = fairness.expected(deals, in_deck)
+    pearson = ((observed - expected) ** 2 / expected).sum()
+    verdict = fairness.partition_test(deals, observed, in_deck)
+    assert verdict.statistic == pytest.approx(pearson * 51 / 52)
+    assert verdict.df == 2 * 3
+
+
+def _simulated(
+    rng: np.random.Generator, deals: Deals, sizes: list[int], category: np.ndarray
+) -> np.ndarray:
+    """Fair deals: every hand a fresh shuffle cut into `sizes` and the rest."""
+    deck = len(category)
+    orders = np.argsort(rng.random((deals.hands, deck)), axis=1)
+    owner = np.repeat(np.arange(len(sizes) + 1), [*sizes, deck - sum(sizes)])
+    observed = np.zeros((len(sizes) + 1, category.max() + 1))
+    np.add.at(observed, (np.broadcast_to(owner, orders.shape), category[orders]), 1)
+    return observed
+
+
+def test_a_fair_deal_is_flagged_at_the_rate_promised() -> None:
+    """Over many fair deals with seats coming and going, p-values are uniform: at 5%,
+    about one in twenty is rejected (a binomial band at 1e-4)."""
+    rng = np.random.default_rng(11)
+    category = np.arange(52) // 4  # ranks
+    in_deck = np.full(13, 4.0)
+    groups = ["s1", "s2", "s3", "rest"]
+    rejected, runs = 0, 400
+    for _ in range(runs):
+        # a third of the hands deal three seats, the rest two (seat 3 sits out)
+        full = _simulated(
+            rng, Deals(52, tuple(groups[:3]), 100, np.zeros(1), np.zeros(1)), [7, 7], category
+        )
+        three = _simulated(
+            rng, Deals(52, tuple(groups), 50, np.zeros(1), np.zeros(1)), [7, 7, 7], category
+        )
+        observed = np.zeros((4, 13))
+        observed[[0, 1, 3]] += full
+        observed += three
+        patterns = np.array([[7.0, 7.0, 0.0, 0.0], [7.0, 7.0, 7.0, 0.0]])
+        deals = Deals.from_patterns(52, groups, patterns, [100, 50])
+        verdict = fairness.partition_test(deals, observed, in_deck)
+        assert verdict.df == 3 * 12
+        rejected += verdict.p_value is not None and verdict.p_value < 0.05
+    low, high = stats.binom.ppf([1e-4, 1 - 1e-4], runs, 0.05)
+    assert low <= rejected <= high
+
+
+@pytest.mark.parametrize("counts", [[3, 2, 1, 1], [2, 2, 2], [4, 1], [1, 1, 1, 1, 1], [5]])
+def test_deal_order_moments_are_every_orderings(counts: list[int]) -> None:
+    cards = np.repeat(np.arange(len(counts)), counts)
+    same = [
+        int((np.array(order[:-1]) == np.array(order[1:])).sum())
+        for order in itertools.permutations(cards.tolist())
+    ]
+    m = np.array(counts)
+    mean, variance = fairness.order_moments(
+        [m.sum()],
+        [(m * (m - 1)).sum()],
+        [(m * (m - 1) * (m - 2)).sum()],
+        [(m * (m - 1) * (m - 2) * (m - 3)).sum()],
+        [((m * (m - 1)) ** 2).sum()],
+    )
+    assert mean[0] == pytest.approx(np.mean(same))
+    assert variance[0] == pytest.approx(np.var(same), abs=1e-12)
+
+
+def test_groups_expected_too_few_are_merged_not_dropped() -> None:
+    """A seat expected 2.5 of each suit joins the next smallest group (the deal still
+    cuts the deck into the groups that remain)."""
+    patterns = np.array([[13.0, 13.0, 1.0, 0.0]])
+    deals = Deals.from_patterns(52, ["s1", "s2", "s3", "rest"], patterns, [10])
+    observed = np.array(
+        [[33.0, 32.0, 33.0, 32.0], [32.0, 33.0, 32.0, 33.0], [3.0, 2.0, 3.0, 2.0], [0.0] * 4]
+    )
+    observed[-1] = 130.0 - observed[:-1].sum(axis=0)
+    merged, folded = fairness.merge_small(deals, observed, np.full(4, 13.0))
+    assert merged.groups == ("s1+s3", "s2", "rest")
+    assert folded[0].tolist() == [36.0, 34.0, 36.0, 34.0]
+    assert merged.spread.sum() == pytest.approx(0.0)  # each hand's a sums to one
+    assert fairness.partition_test(deals, observed, np.full(4, 13.0)).df == 2 * 3
+
+
+def test_too_few_hands_give_insufficient_data() -> None:
+    deals = Deals.from_patterns(52, ["s1", "rest"], np.array([[7.0, 0.0]]), [3])
+    observed = np.array([[1.0] * 52, [2.0] * 52])
+    observed[0, :31] = 0.0
+    verdict = fairness.partition_test(deals, observed, np.ones(52))
+    assert verdict.insufficient and verdict.p_value is None
+    assert fairness.order_test(10, 3.0, 2.5, 1.0).insufficient
+    assert fairness.premium_test(1, 10, 5, 1000).insufficient
+
+
+def test_premium_outcomes_use_the_exact_binomial_tail() -> None:
+    verdict = fairness.premium_test(30, 200, 500, 5000)
+    assert verdict.p_value == pytest.approx(stats.binom.sf(29, 200, 0.1))
+
+
+def test_holm_steps_down_over_the_tests_made() -> None:
+    flags = fairness.holm([0.001, None, 0.03, 0.004, 0.5], alpha=0.05)
+    # sorted: 0.001 <= 0.05/4, 0.004 <= 0.05/3, 0.03 > 0.05/2: stop
+    assert flags == [True, None, False, True, False]
