@@ -378,24 +378,28 @@ def report_command(
         ),
     ] = 0.01,
 ) -> None:
-    """Run a named SQL report from sql/, the deal-fairness report, or write the HTML audit
-    report."""
+    """Run a named SQL report from sql/, the deal fairness report, or the HTML audit."""
     from pipeline.outputs import reports
 
     with exit_codes():
         if list_reports or name is None:
             say(reports.listing())
         elif name == "audit":
-            from pipeline.outputs.html_report import audit_report
-
-            if html_file is None:
-                raise reports.ReportError("The audit report is HTML: give --html FILE.")
-            audit_report(db, html_file)
-            say(f"wrote {html_file}", err=True)
+            _audit_html(db, html_file)
         else:
             filters = reports.Filters.parse(from_day, to_day, table, player, variant)
             result = _report(db, name, filters, alpha)
             _show(reports.write_report(result, fmt, output, csv_raw=csv_raw), fmt)
+
+
+def _audit_html(db: Path, html_file: Path | None) -> None:
+    from pipeline.outputs.html_report import audit_report
+    from pipeline.outputs.reports import ReportError
+
+    if html_file is None:
+        raise ReportError("The audit report is HTML: give --html FILE.")
+    audit_report(db, html_file)
+    say(f"wrote {html_file}", err=True)
 
 
 def _report(db: Path, name: str, filters: Filters, alpha: float) -> ReportResult:
