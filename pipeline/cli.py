@@ -305,13 +305,40 @@ def generate_command(
     scoring: Annotated[
         str, typer.Option("--scoring", metavar="METHOD", help="chinese: 1-6 or 2-4.")
     ] = "1-6",
+    bias: Annotated[
+        str,
+        typer.Option(
+            "--bias",
+            metavar="KIND",
+            help="Deal unfairly, for the fairness report to catch: suit (seat 1 favoured "
+            "with hearts) or naive (the swap-with-any-position shuffle).",
+        ),
+    ] = "fair",
+    bias_share: Annotated[
+        float,
+        typer.Option(
+            "--bias-share", metavar="SHARE", min=0.0, max=1.0, help="Share of hands biased."
+        ),
+    ] = 1.0,
+    bias_strength: Annotated[
+        float,
+        typer.Option(
+            "--bias-strength",
+            metavar="P",
+            min=0.0,
+            max=1.0,
+            help="suit: chance each card of seat 1 not a heart is exchanged for one.",
+        ),
+    ] = 0.25,
 ) -> None:
     """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
     from pipeline.engine.table_cache import cached_tables
     from pipeline.generate.run import generate
+    from pipeline.generate.shuffle import dealer_for
     from pipeline.helpers.progress import Progress
 
     with exit_codes("; the file may be incomplete"), cached_tables():
+        dealer = dealer_for(bias, bias_share, bias_strength, seed)
         result = generate(
             out,
             tables=tables,
@@ -323,6 +350,7 @@ def generate_command(
             progress=Progress(),
             variant=variant,
             scoring=scoring,
+            dealer=dealer,
         )
     listed = (
         f"; {result.faults} faults listed in {result.faults_path}" if result.faults_path else ""

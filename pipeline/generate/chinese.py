@@ -25,6 +25,7 @@ from pipeline.core.money import money_text
 from pipeline.core.showdown import showdown
 from pipeline.generate.faults import FAMILY_FAULTS
 from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
+from pipeline.generate.shuffle import FAVOURED_SEAT, Dealer
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
 
 Ints = npt.NDArray[np.int64]
@@ -47,10 +48,16 @@ class _Hands(Step):
 
 
 def simulate_chinese(
-    seed: int, n_tables: int, hands_per_table: int, fault_rate: float, scoring: str
+    seed: int,
+    n_tables: int,
+    hands_per_table: int,
+    fault_rate: float,
+    scoring: str,
+    dealer: Dealer | None = None,
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
     """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
     rng = np.random.default_rng(seed)
+    dealer = dealer or Dealer()
     t = Tables.open(rng, n_tables, 0.0, prefix=CHINESE.table_prefix)
     surrender_points = rng.integers(2, 5, n_tables)
     while (t.hand_no < hands_per_table).any():
@@ -62,7 +69,7 @@ def simulate_chinese(
         )
         if tables.size == 0:
             continue
-        played = _play(rng, t, tables, dealt, scoring == "2-4", surrender_points)
+        played = _play(rng, t, tables, dealt, scoring == "2-4", surrender_points, dealer)
         for h, table in enumerate(tables.tolist()):
             t.hand_no[table] += 1
             t.clock[table] += int(rng.integers(30, 120))
@@ -151,10 +158,15 @@ def _play(
     dealt: Flags,
     two_four: bool,
     surrender_points: Ints,
+    dealer: Dealer,
 ) -> _Hands:
     table_of, seat = np.nonzero(dealt)
     hand_of = np.searchsorted(tables, table_of)
-    deck = np.argsort(rng.random((len(tables), 52)), axis=1).astype(np.int8)
+    deck = dealer.decks(rng, len(tables))
+    # Seat 1, when dealt in, is the first player: the deck's first 13 cards.
+    seat_one = np.zeros(deck.shape, dtype=bool)
+    seat_one[:, :13] = dealt[tables, FAVOURED_SEAT][:, None]
+    dealer.favour(deck, seat_one, dealer.biased(len(tables)))
     slot = np.cumsum(dealt[tables], axis=1)[hand_of, seat] - 1  # the player's place at the table
     cards = np.stack([deck[hand_of, slot * 13 + k] for k in range(13)], axis=1)
     setting = settings_of(rng, cards)

@@ -26,6 +26,7 @@ from pipeline.core.money import money_text
 from pipeline.generate.chinese import settings_of, values_of
 from pipeline.generate.faults import FAMILY_FAULTS
 from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
+from pipeline.generate.shuffle import FAVOURED_SEAT, Dealer
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
 
 Ints = npt.NDArray[np.int64]
@@ -58,10 +59,16 @@ class _Hands(Step):
 
 
 def simulate_open_face(
-    seed: int, n_tables: int, hands_per_table: int, fault_rate: float, game: Variant
+    seed: int,
+    n_tables: int,
+    hands_per_table: int,
+    fault_rate: float,
+    game: Variant,
+    dealer: Dealer | None = None,
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
     """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
     rng = np.random.default_rng(seed)
+    dealer = dealer or Dealer()
     t = Tables.open(rng, n_tables, 0.0, prefix=game.table_prefix)
     plays_fantasyland = rng.random(n_tables) < 0.85
     state = _Fantasyland(np.zeros(t.stack.shape, np.int64), np.zeros(t.stack.shape, bool))
@@ -84,7 +91,7 @@ def simulate_open_face(
         fault = np.where(rng.random(n_tables) < fault_rate, drawn, -1)
         if tables.size == 0:
             continue
-        played = _play(rng, t, tables, dealt, game, state)
+        played = _play(rng, t, tables, dealt, game, state, dealer)
         for h, table in enumerate(tables.tolist()):
             t.hand_no[table] += 1
             t.clock[table] += int(rng.integers(30, 120))
@@ -118,12 +125,17 @@ def _who_is_dealt(
 
 
 def _deal(
-    rng: np.random.Generator, n_tables: int, hand_of: Ints, count: Ints
+    rng: np.random.Generator, n_tables: int, hand_of: Ints, count: Ints, seat: Ints, dealer: Dealer
 ) -> list[npt.NDArray[np.int8]]:
     """Each player's cards, in the order dealt, from their table's shuffled deck."""
-    deck = np.argsort(rng.random((n_tables, 52)), axis=1).astype(np.int8)
+    deck = dealer.decks(rng, n_tables)
     first = np.r_[0, np.cumsum(count)[:-1]]
     first -= first[np.searchsorted(hand_of, hand_of)]  # each table's deck starts at 0
+    # Seat 1, when dealt in, is the first player: the deck's first cards.
+    seat_one = np.zeros(deck.shape, dtype=bool)
+    ones = seat == FAVOURED_SEAT
+    seat_one[hand_of[ones]] = np.arange(deck.shape[1]) < count[ones][:, None]
+    dealer.favour(deck, seat_one, dealer.biased(n_tables))
     return [deck[h, f : f + c] for h, f, c in zip(hand_of, first, count, strict=True)]
 
 
@@ -142,14 +154,20 @@ def _thrown(street: npt.NDArray[np.int8], keep: int) -> npt.NDArray[np.int8]:
 
 
 def _play(
-    rng: np.random.Generator, t: Tables, tables: Ints, dealt: Flags, game: Variant, fl: _Fantasyland
+    rng: np.random.Generator,
+    t: Tables,
+    tables: Ints,
+    dealt: Flags,
+    game: Variant,
+    fl: _Fantasyland,
+    dealer: Dealer,
 ) -> _Hands:
     rule = _streets(game)
     table_of, seat = np.nonzero(dealt)
     hand_of = np.searchsorted(tables, table_of)
     landed = fl.cards[table_of, seat] > 0
     count = np.where(landed, fl.cards[table_of, seat], rule.first + rule.later * rule.later_dealt)
-    cards = _deal(rng, len(tables), hand_of, count)
+    cards = _deal(rng, len(tables), hand_of, count, seat, dealer)
     streets, thrown = [], []
     for held, is_landed in zip(cards, landed, strict=True):
         parts = _streets_of(held, rule, bool(is_landed))

@@ -15,6 +15,7 @@ from pipeline.core.games.chinese import SCORING
 from pipeline.generate.chinese import simulate_chinese
 from pipeline.generate.faults import FaultBook
 from pipeline.generate.open_face import simulate_open_face
+from pipeline.generate.shuffle import Dealer
 from pipeline.generate.sink import FORMATS, Sink
 from pipeline.generate.taiwanese import simulate_taiwanese
 from pipeline.helpers.errors import AuditError
@@ -44,11 +45,13 @@ def generate(
     progress: Progress | None = None,
     variant: str = "taiwanese",
     scoring: str = "1-6",
+    dealer: Dealer | None = None,
 ) -> Generated:
     """Write `tables` x `hands` hands to `out` (and out's faults.json when faults are asked).
 
     `variant` "taiwanese" deals Taiwanese and Taiwanese Jokers tables (`jokers` of them
-    with jokers); "chinese" deals closed Chinese tables scored by `scoring`.
+    with jokers); "chinese" deals closed Chinese tables scored by `scoring`. `dealer`
+    shuffles, fairly unless it is given a bias (`shuffle.py`).
     """
     games = ", ".join(name for name in VARIANTS if name != TAIWANESE_JOKERS.name)
     game = VARIANTS.get(variant)
@@ -64,11 +67,11 @@ def generate(
     unstorable = {"unreadable", "schema"} if fmt == "parquet" else set()
     try:
         if game.family is Family.chinese:
-            hands_dealt = simulate_chinese(seed, tables, hands, fault_rate, scoring)
+            hands_dealt = simulate_chinese(seed, tables, hands, fault_rate, scoring, dealer)
         elif game.open_face:
-            hands_dealt = simulate_open_face(seed, tables, hands, fault_rate, game)
+            hands_dealt = simulate_open_face(seed, tables, hands, fault_rate, game, dealer)
         else:
-            hands_dealt = simulate_taiwanese(seed, tables, hands, jokers, fault_rate)
+            hands_dealt = simulate_taiwanese(seed, tables, hands, jokers, fault_rate, dealer)
         for hand, fault in hands_dealt:
             for line in book.lines(hand, None if fault in unstorable else fault):
                 sink.write(line)

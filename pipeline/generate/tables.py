@@ -16,6 +16,7 @@ from pipeline.core.cards import JOKER
 from pipeline.core.games import TAIWANESE_JOKERS as GAME
 from pipeline.core.games.pairs import Pairs
 from pipeline.core.money import Settlement, settle
+from pipeline.generate.shuffle import Bias, Dealer, naive_shuffle
 
 SEATS = 6
 POINT_VALUES = np.array([10, 25, 50, 100, 200, 500])  # cents per point
@@ -153,18 +154,39 @@ def choose_dealt(stack: Ints, candidate: npt.NDArray[np.bool_], k: Ints) -> npt.
 
 
 def deal(
-    rng: np.random.Generator, jokers: Flags
+    rng: np.random.Generator, jokers: Flags, dealer: Dealer | None = None
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
-    """Boards (tables, 2, 5) from the standard cards, and 7 cards for each of the six seats."""
+    """Boards (tables, 2, 5) from the standard cards, and 7 cards for each of the six seats;
+    `dealer` may bias some tables' deal (`shuffle.py`)."""
     n = len(jokers)
     order = np.argsort(rng.random((n, 52)), axis=1).astype(np.int8)
-    boards = order[:, :10].reshape(n, 2, 5)
     rest = np.concatenate([order[:, 10:], np.full((n, 2), JOKER, np.int8)], axis=1)
     # Without jokers the two extra slots sort last and are never dealt (42 cards are).
     weight = rng.random(rest.shape)
     weight[~jokers, 42:] = 2.0
-    hands = np.take_along_axis(rest, np.argsort(weight, axis=1), axis=1)[:, :42]
-    return boards, hands.reshape(n, SEATS, 7)
+    deck = np.concatenate(
+        [order[:, :10], np.take_along_axis(rest, np.argsort(weight, axis=1), axis=1)], axis=1
+    )
+    if dealer is not None and not dealer.fair:
+        biased = dealer.biased(n)
+        if dealer.bias is Bias.naive:
+            deck[biased] = _naive_deal(dealer, jokers[biased])
+        seat_one = np.zeros(deck.shape[1], dtype=bool)
+        seat_one[10:17] = True
+        dealer.favour(deck, np.broadcast_to(seat_one, deck.shape), biased)
+    return deck[:, :10].reshape(n, 2, 5), deck[:, 10:52].reshape(n, SEATS, 7)
+
+
+def _naive_deal(dealer: Dealer, jokers: Flags) -> npt.NDArray[np.int8]:
+    """Decks in factory order (jokers last) shuffled by the naive swap; the boards are its
+    first ten standard cards, the seats' cards what follows (tables, 54)."""
+    factory = np.r_[np.arange(52), JOKER, JOKER].astype(np.int8)
+    cards = factory[naive_shuffle(dealer.rng, np.where(jokers, 54, 52))]
+    standard = cards != JOKER
+    board = standard & (np.cumsum(standard, axis=1) <= 10)
+    # Boards first, then the rest, each in deck order.
+    first = np.argsort(~board, axis=1, kind="stable")
+    return np.take_along_axis(cards, first, axis=1)
 
 
 def settings_for(

@@ -24,6 +24,7 @@ from pipeline.core.money import money_text
 from pipeline.core.showdown import showdown
 from pipeline.generate import faults
 from pipeline.generate.records import Step, hand_head, result, seat_head, settlements
+from pipeline.generate.shuffle import Dealer
 from pipeline.generate.tables import (
     SEATS,
     Tables,
@@ -63,7 +64,12 @@ class _Played(Step):
 
 
 def simulate_taiwanese(
-    seed: int, n_tables: int, hands_per_table: int, joker_share: float, fault_rate: float
+    seed: int,
+    n_tables: int,
+    hands_per_table: int,
+    joker_share: float,
+    fault_rate: float,
+    dealer: Dealer | None = None,
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
     """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
     rng = np.random.default_rng(seed)
@@ -74,7 +80,7 @@ def simulate_taiwanese(
         tables = np.flatnonzero(dealt.any(axis=1))  # the tables able to deal
         if tables.size == 0:
             continue
-        played = _play(rng, t, tables, dealt, away)
+        played = _play(rng, t, tables, dealt, away, dealer)
         for h, table in enumerate(tables.tolist()):
             t.hand_no[table] += 1
             t.clock[table] += int(rng.integers(20, 90))
@@ -124,9 +130,16 @@ def _who_is_dealt(
     return dealt & active[:, None], away, fault
 
 
-def _play(rng: np.random.Generator, t: Tables, tables: Ints, dealt: Flags, away: Flags) -> _Played:
+def _play(
+    rng: np.random.Generator,
+    t: Tables,
+    tables: Ints,
+    dealt: Flags,
+    away: Flags,
+    dealer: Dealer | None,
+) -> _Played:
     """Deal the cards, set them, and settle every hand by the project's own engine."""
-    boards, cards = deal(rng, t.jokers)
+    boards, cards = deal(rng, t.jokers, dealer)
     rows = settings_for(rng, cards)
     table_of, seat = np.nonzero(dealt)
     hand_of = np.searchsorted(tables, table_of)
