@@ -70,7 +70,7 @@ class Dealer:
         decks = np.argsort(rng.random((n, N_STANDARD)), axis=1).astype(np.int8)
         if self.bias is Bias.naive:
             rows = self.biased(n)
-            decks[rows] = naive_shuffle(self.rng, np.full(int(rows.sum()), N_STANDARD))
+            decks[rows] = naive_shuffle(self.rng, np.full(int(rows.sum()), N_STANDARD), N_STANDARD)
         return decks
 
     def favour(self, cards: Cards, favoured: Flags, rows: Flags) -> None:
@@ -98,10 +98,10 @@ def dealer_for(bias: str, share: float, strength: float, seed: int) -> Dealer:
     return Dealer(Bias(bias), share, strength, seed)
 
 
-def naive_shuffle(rng: np.random.Generator, sizes: npt.NDArray[np.int64]) -> Cards:
+def naive_shuffle(rng: np.random.Generator, sizes: npt.NDArray[np.int64], width: int) -> Cards:
     """Per deck, its `size` positions in factory order shuffled by swapping each with any
     position (`width` columns; a smaller deck's last columns keep their places)."""
-    n, width = len(sizes), int(sizes.max(initial=0))
+    n = len(sizes)
     order = np.tile(np.arange(width, dtype=np.int8), (n, 1))
     rows = np.arange(n)
     for i in range(width):

@@ -181,7 +181,7 @@ def _naive_deal(dealer: Dealer, jokers: Flags) -> npt.NDArray[np.int8]:
     """Decks in factory order (jokers last) shuffled by the naive swap; the boards are its
     first ten standard cards, the seats' cards what follows (tables, 54)."""
     factory = np.r_[np.arange(52), JOKER, JOKER].astype(np.int8)
-    cards = factory[naive_shuffle(dealer.rng, np.where(jokers, 54, 52))]
+    cards = factory[naive_shuffle(dealer.rng, np.where(jokers, 54, 52), len(factory))]
     standard = cards != JOKER
     board = standard & (np.cumsum(standard, axis=1) <= 10)
     # Boards first, then the rest, each in deck order.

@@ -211,17 +211,20 @@ LEFT JOIN player_streets s USING (hand_id, seat)"""
 
 
 def _premium_kinds() -> pa.Table:
-    """Which premium outcomes each game has: a Home Run, a scoop, a natural, Fantasyland."""
-    pairs = []
+    """Which premium outcomes each game has (a Home Run; a scoop, a natural, a Fantasyland
+    entry), and the name of the outcome they form together."""
+    rows = []
     for name, game in VARIANTS.items():
         kinds = [
-            game.home_run_bonus > 0 and game.family is Family.taiwanese and "home_run",
+            game.family is Family.taiwanese and "home_run",
             game.family is not Family.taiwanese and "scoop",
             game.family is Family.chinese and "natural",
             game.open_face and "fantasyland_entry",
         ]
-        pairs += [(name, kind) for kind in kinds if kind]
-    return pa.table({"variant": [v for v, _ in pairs], "kind": [k for _, k in pairs]})
+        chosen = [kind for kind in kinds if kind]
+        outcome = " or ".join(KINDS[kind] for kind in chosen)
+        rows += [{"variant": name, "kind": kind, "outcome": outcome} for kind in chosen]
+    return pa.Table.from_pylist(rows)
 
 
 def deal_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
@@ -387,27 +390,47 @@ def order_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
 
 
 def premium_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
-    """Per player and kind of premium outcome: their rate against the others' at the same
-    tables. The players too few hands leave untested are one row per kind."""
+    """Per player: their premium outcomes against the other players of the same hands.
+    The players too few hands leave untested are one row per outcome."""
+    premium = counts.premium
     untested: dict[str, list[int]] = {}
-    for row in counts.premium.to_pylist():
-        hits, hands = row["hits"], row["hands"]
-        others_hits, others_hands = row["others_hits"], row["others_hands"]
-        verdict = fairness.premium_test(hits, hands, others_hits, others_hands)
+    keys = pa.table({"player_id": premium["player_id"], "outcome": premium["outcome"]})
+    for (player, outcome), rows in _runs(keys, premium):
+        had, players = rows["had"], rows["players"]
+        hands, hits = rows["hands"], int(rows["hits"].sum())
+        verdict = fairness.premium_test(hits, had / players, hands)
         if verdict.insufficient:
-            untested.setdefault(row["kind"], []).append(hands)
+            untested.setdefault(outcome, []).append(int(hands.sum()))
             continue
+        others = int((had * hands).sum() - hits)
+        seats = int(((players - 1) * hands).sum())
+        share = float((had / players * hands).sum())
         detail = (
-            f"{hits:,} in {hands:,} hands ({hits / hands:.2%}); the other players of the "
-            f"same tables {others_hits / others_hands:.2%} ({others_hits:,} in {others_hands:,})"
+            f"{hits:,} in {int(hands.sum()):,} hands ({hits / hands.sum():.2%}), "
+            f"{share:,.1f} their fair share; the other players of the same hands "
+            f"{others / max(seats, 1):.2%} ({others:,} in {seats:,})"
         )
-        scope = _scope(f"player {row['player_id']}", Filters(table_id=filters.table_id))
-        yield Test(f"premium: {KINDS[row['kind']]}", scope, hands, None, verdict, detail)
-    for kind, hands in untested.items():
-        detail = (
-            f"each player needs {fairness.MIN_EXPECTED:g} outcomes to expect at the others' "
-            "rate; these had fewer hands"
-        )
-        scope = _scope(f"{len(hands):,} players", Filters(table_id=filters.table_id))
-        verdict = Verdict(sum(hands), insufficient="insufficient data")
-        yield Test(f"premium: {KINDS[kind]}", scope, sum(hands), None, verdict, detail)
+        scope = _scope(f"player {player}", Filters(table_id=filters.table_id))
+        yield Test(f"premium: {outcome}", scope, verdict.sample, None, verdict, detail)
+    for outcome, sizes in untested.items():
+        detail = f"each player needs {fairness.MIN_EXPECTED:g} to expect; these had fewer hands"
+        scope = _scope(f"{len(sizes):,} players", Filters(table_id=filters.table_id))
+        verdict = Verdict(sum(sizes), insufficient="insufficient data")
+        yield Test(f"premium: {outcome}", scope, sum(sizes), None, verdict, detail)
+
+
+def _runs(
+    keys: pa.Table, table: pa.Table
+) -> Iterator[tuple[tuple[Any, ...], dict[str, npt.NDArray[np.float64]]]]:
+    """The rows of `table` (sorted by `keys`) run by run of equal keys, as numpy columns."""
+    if table.num_rows == 0:
+        return
+    values = list(zip(*(keys[c].to_pylist() for c in keys.column_names), strict=True))
+    starts = [0, *(i for i in range(1, len(values)) if values[i] != values[i - 1])]
+    columns = {
+        c: table[c].to_numpy().astype(np.float64)
+        for c in table.column_names
+        if c not in keys.column_names
+    }
+    for start, end in zip(starts, [*starts[1:], len(values)], strict=True):
+        yield values[start], {c: v[start:end] for c, v in columns.items()}

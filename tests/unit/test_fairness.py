@@ -159,12 +159,31 @@ def test_too_few_hands_give_insufficient_data() -> None:
     verdict = fairness.partition_test(deals, observed, np.ones(52))
     assert verdict.insufficient and verdict.p_value is None
     assert fairness.order_test(10, 3.0, 2.5, 1.0).insufficient
-    assert fairness.premium_test(1, 10, 5, 1000).insufficient
+    assert fairness.premium_test(1, [0.25], [10]).insufficient
 
 
-def test_premium_outcomes_use_the_exact_binomial_tail() -> None:
-    verdict = fairness.premium_test(30, 200, 500, 5000)
-    assert verdict.p_value == pytest.approx(stats.binom.sf(29, 200, 0.1))
+def test_premium_outcomes_against_one_rate_are_the_binomial_tail() -> None:
+    """Hands all alike (one of four players had the outcome): the exact binomial tail."""
+    verdict = fairness.premium_test(70, [0.25, 0.0, 1.0], [200, 50, 10])
+    assert verdict.p_value == pytest.approx(stats.binom.sf(59, 200, 0.25))
+    assert verdict.statistic == pytest.approx(70 / 60)
+
+
+def test_premium_outcomes_follow_each_hands_chance_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Hands of different chances: the tail is every way the chances can fall (brute force
+    over three hands of chance 1/2 and two of 1/3)."""
+    chances = [0.5, 0.5, 0.5, 1 / 3, 1 / 3]
+    tail = sum(
+        np.prod([p if x else 1 - p for p, x in zip(chances, outcome, strict=True)])
+        for outcome in itertools.product([0, 1], repeat=5)
+        if sum(outcome) >= 4
+    )
+    verdict = fairness.premium_test(4, [0.5, 1 / 3], [3, 2])
+    assert verdict.insufficient  # 2.17 expected: too few for a verdict
+    monkeypatch.setattr(fairness, "MIN_EXPECTED", 1.0)
+    assert fairness.premium_test(4, [0.5, 1 / 3], [3, 2]).p_value == pytest.approx(tail)
 
 
 def test_holm_steps_down_over_the_tests_made() -> None:
