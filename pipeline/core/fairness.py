@@ -64,6 +64,7 @@ class Verdict:
     df: int | None = None
     p_value: float | None = None
     insufficient: str | None = None
+    groups: tuple[str, ...] = ()  # the groups a partition test compared, after merging
 
 
 @dataclass(frozen=True)
@@ -130,12 +131,13 @@ def partition_test(deals: Deals, observed: Floats, in_deck: Floats) -> Verdict:
         return Verdict(sample, insufficient="insufficient data")
     residual = observed - expected(deals, in_deck)
     inverse = np.linalg.pinv(deals.spread, hermitian=True)
+    groups = deals.groups
     d = deals.deck
     statistic = float((d - 1) / d**2 * np.trace(inverse @ (residual / b) @ residual.T))
     df = int(np.linalg.matrix_rank(deals.spread, hermitian=True)) * (int((b > 0).sum()) - 1)
     if df == 0:
         return Verdict(sample, insufficient="insufficient data")
-    return Verdict(sample, statistic, df, float(stats.chi2.sf(statistic, df)))
+    return Verdict(sample, statistic, df, float(stats.chi2.sf(statistic, df)), groups=groups)
 
 
 def merge_small(deals: Deals, observed: Floats, in_deck: Floats) -> tuple[Deals, Floats]:

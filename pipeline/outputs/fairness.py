@@ -45,6 +45,7 @@ RANK_NAMES = (
     "aces",
 )
 REST = "rest"  # the cards no group was dealt
+_PLAYER = "player"  # the group of the player chosen by --player
 KINDS = {
     "home_run": "Home Runs",
     "scoop": "scoops",
@@ -195,7 +196,7 @@ CREATE OR REPLACE TEMP VIEW fair_players AS
 SELECT p.hand_id, h.table_id, h.variant, h.in_scope, p.seat, p.player_id, p."natural",
        p.fantasyland, p.fantasyland_next,
        CASE WHEN getvariable('player_id') IS NULL THEN 'seat ' || p.seat
-            WHEN p.player_id = getvariable('player_id') THEN 'player'
+            WHEN p.player_id = getvariable('player_id') THEN '{_PLAYER}'
             ELSE 'other players' END AS grp,
        s.hand_id IS NOT NULL AS dealt_in_order,
        CASE WHEN s.hand_id IS NOT NULL THEN list_transform(
@@ -245,12 +246,14 @@ def deal_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
         deals = _deals(N_STANDARD, groups, cuts, "standard")
         for category, member, labels in _CATEGORIES:
             observed, in_deck = standard @ member, member.sum(axis=0)
-            verdict = fairness.partition_test(deals, observed, in_deck)
+            verdict = _focused(fairness.partition_test(deals, observed, in_deck), counts)
             detail = _largest(deals, observed, in_deck, labels, verdict)
             cards = int(standard[:-1].sum())
             yield Test(f"{category} by {by}", scope, hands, cards, verdict, detail)
         if game.jokers:
-            yield _joker_test(game, groups, cuts, dealt, hands, f"jokers by {by}", scope)
+            yield _joker_test(
+                game, groups, cuts, dealt, hands, f"jokers by {by}", scope, counts.by_player
+            )
 
 
 def _joker_test(
@@ -261,6 +264,7 @@ def _joker_test(
     hands: int,
     name: str,
     scope: str,
+    by_player: bool,
 ) -> Test:
     """The jokers among the cards the boards leave (jokers are dealt to players only)."""
     deck = N_STANDARD - game.boards * game.board_size + game.jokers
@@ -272,11 +276,22 @@ def _joker_test(
     deals = _deals(deck, seats, cuts, "dealt")
     in_deck = np.array([game.jokers, deck - game.jokers], dtype=np.float64)
     verdict = fairness.partition_test(deals, observed, in_deck)
+    if by_player:
+        verdict = _focused(verdict, by_player)
     detail = _largest(deals, observed, in_deck, ("jokers", "standard cards"), verdict)
     return Test(name, scope, hands, int(observed[:-1].sum()), verdict, detail)
 
 
 _BOARDS = "boards"
+
+
+def _focused(verdict: Verdict, counts: Counts | bool) -> Verdict:
+    """With --player, a test whose player had to be merged with another group (too few
+    cards to expect) says nothing of the player: insufficient data."""
+    by_player = counts if isinstance(counts, bool) else counts.by_player
+    if by_player and verdict.p_value is not None and _PLAYER not in verdict.groups:
+        return Verdict(verdict.sample, insufficient="insufficient data")
+    return verdict
 
 
 def _group_order(group: str) -> tuple[bool, str]:
@@ -414,7 +429,8 @@ def premium_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
         yield Test(f"premium: {outcome}", scope, verdict.sample, None, verdict, detail)
     for outcome, sizes in untested.items():
         detail = f"each player needs {fairness.MIN_EXPECTED:g} to expect; these had fewer hands"
-        scope = _scope(f"{len(sizes):,} players", Filters(table_id=filters.table_id))
+        who = f"{len(sizes):,} player" + ("s" if len(sizes) > 1 else "")
+        scope = _scope(who, Filters(table_id=filters.table_id))
         verdict = Verdict(sum(sizes), insufficient="insufficient data")
         yield Test(f"premium: {outcome}", scope, sum(sizes), None, verdict, detail)
 

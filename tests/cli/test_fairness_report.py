@@ -1,0 +1,152 @@
+"""`handaudit report fairness` through the real CLI: fair deals pass, biased ones are flagged,
+and the biased histories stay rules-true (they verify clean).
+
+The deal tests' arithmetic is checked against brute force in tests/unit/test_fairness.py;
+here the whole path runs: generate, verify into a DuckDB file, report.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+from scipy import stats
+
+from pipeline.engine.verify import verify
+from pipeline.generate.run import generate
+from pipeline.generate.shuffle import Bias, Dealer
+from pipeline.outputs.fairness import fairness_report
+from pipeline.outputs.reports import Filters
+from tests.cli.test_evaluate_command import handaudit
+
+FAMILY = ("chinese", "ofc", "pineapple_ofc")
+
+
+def _history(out: Path, *bias: str) -> Path:
+    """1,500 Taiwanese hands (half with jokers) and 1,500 of the family (500 of each game),
+    audited; the audit database."""
+    runs = [("taiwanese", "6", "250"), *((game, "2", "250") for game in FAMILY)]
+    for game, tables, hands in runs:
+        made = handaudit(
+            "generate", "--variant", game, "--tables", tables, "--hands", hands,
+            "--seed", "21", "--out", str(out / "in" / f"{game}.jsonl"), *bias,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+    audited = handaudit("verify", str(out / "in"), "--out", str(out / "audit"))
+    assert audited.returncode == 0, audited.stdout + audited.stderr  # biased, yet clean
+    return out / "audit" / "audit.duckdb"
+
+
+def _report(db: Path, *options: str) -> dict[str, Any]:
+    result = handaudit("report", "fairness", "--db", str(db), "--format", "json", *options)
+    assert result.returncode == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+@pytest.fixture(scope="module")
+def fair(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _history(tmp_path_factory.mktemp("fair"))
+
+
+def test_fair_deals_of_every_game_are_not_flagged(fair: Path) -> None:
+    report = _report(fair)
+    assert report["totals"]["flagged"] == 0, [r for r in report["rows"] if r["flagged"]]
+    tests = {(r["test"], r["scope"]) for r in report["rows"] if r["p_value"] is not None}
+    for game in ("taiwanese", "taiwanese_jokers", *FAMILY):
+        assert {("suit by seat", game), ("rank by seat", game)} <= tests
+    assert ("jokers by seat", "taiwanese_jokers") in tests
+    assert ("deal order: suit", "pineapple_ofc") in tests
+    assert any(r["test"].startswith("premium:") for r in report["rows"] if r["p_value"])
+    assert "A clean report does not certify the shuffle" in report["notes"]
+    assert report["totals"]["alpha"] == "0.01"
+
+
+def test_a_quarter_of_hands_dealt_toward_seat_one_is_flagged(tmp_path: Path) -> None:
+    db = _history(tmp_path, "--bias", "suit", "--bias-share", "0.25")
+    flagged = [r for r in _report(db)["rows"] if r["flagged"]]
+    suits = {r["scope"] for r in flagged if r["test"] == "suit by seat"}
+    assert {"taiwanese", "taiwanese_jokers", *FAMILY} <= suits
+    for row in flagged:
+        assert row["verdict"] == "FLAGGED"
+        if row["test"] == "suit by seat":
+            assert "seat 1 dealt hearts" in row["detail"] and "+" in row["detail"]
+
+
+def test_the_naive_shuffle_is_flagged_by_rank_and_card(tmp_path: Path) -> None:
+    made = handaudit(
+        "generate", "--tables", "6", "--hands", "250", "--seed", "4", "--bias", "naive",
+        "--out", str(tmp_path / "in" / "h.jsonl"),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert handaudit("verify", str(tmp_path / "in"), "--out", str(tmp_path)).returncode == 0
+    flagged = {(r["test"], r["scope"]) for r in _report(tmp_path / "audit.duckdb")["rows"]
+               if r["flagged"]}  # fmt: skip
+    assert {("rank by seat", "taiwanese"), ("card by seat", "taiwanese")} <= flagged
+    assert ("jokers by seat", "taiwanese_jokers") in flagged
+
+
+def test_every_format_and_the_filters(fair: Path, tmp_path: Path) -> None:
+    table = handaudit("report", "fairness", "--db", str(fair), "--variant", "chinese")
+    assert table.returncode == 0, table.stderr
+    assert "Deal fairness" in table.stdout and "family-wise false-alarm rate" in table.stdout
+    assert "taiwanese" not in table.stdout
+    csv = handaudit("report", "fairness", "--db", str(fair), "--format", "csv")
+    assert csv.stdout.splitlines()[0].startswith("test,scope,hands,cards,statistic,df,p_value")
+    out = tmp_path / "fairness.parquet"
+    written = handaudit(
+        "report", "fairness", "--db", str(fair), "--format", "parquet", "--output", str(out)
+    )
+    assert written.returncode == 0, written.stderr
+    assert pq.read_table(out).num_rows == len(_report(fair)["rows"])
+    with duckdb.connect(str(fair), read_only=True) as con:
+        most = con.sql(
+            "SELECT player_id, any_value(variant) FROM players JOIN hands USING (hand_id) "
+            "GROUP BY player_id ORDER BY count(*) DESC, player_id LIMIT 1"
+        ).fetchall()[0]
+    player = _report(fair, "--player", most[0])["rows"]
+    assert all("player" in r["scope"] for r in player)
+    suit = next(r for r in player if r["test"] == "suit by player")
+    assert suit["scope"] == f"{most[1]}, player {most[0]}" and suit["p_value"] is not None
+    few = _report(fair, "--player", "G00001-p1")["rows"]  # 15 hands: the player merged away
+    assert all(r["verdict"] == "insufficient data" for r in few if r["test"] == "card by player")
+    bad = handaudit("report", "fairness", "--db", str(fair), "--alpha", "1.5")
+    assert bad.returncode == 2 and "--alpha" in bad.stderr
+
+
+def test_a_day_without_hands_has_no_tests(fair: Path) -> None:
+    report = _report(fair, "--from", "2031-01-01")
+    assert report["rows"] == [] and report["totals"]["tests"] == 0
+
+
+def test_no_bias_deals_what_the_fair_simulator_deals(tmp_path: Path) -> None:
+    """A bias on no hands leaves a seed's history byte for byte as the fair one."""
+    for name, extra in (("fair", ()), ("none", ("--bias", "suit", "--bias-share", "0"))):
+        made = handaudit(
+            "generate", "--tables", "3", "--hands", "20", "--seed", "9", "--variant",
+            "pineapple_ofc", "--out", str(tmp_path / name / "h.jsonl"), *extra,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+    assert (tmp_path / "fair" / "h.jsonl").read_bytes() == (
+        tmp_path / "none" / "h.jsonl"
+    ).read_bytes()
+
+
+@pytest.mark.slow
+def test_fair_seeds_are_flagged_at_most_at_the_stated_rate(tmp_path: Path) -> None:
+    """Forty fair Taiwanese histories of 1,500 hands: the report promises a family-wise
+    false-alarm rate of 1%, so three or more flagged would happen by chance once in 140."""
+    flagged = 0
+    for seed in range(40):
+        root = tmp_path / str(seed)
+        generate(root / "in" / "h.jsonl", tables=6, hands=250, seed=100 + seed,
+                 dealer=Dealer(Bias.fair))  # fmt: skip
+        verify([root / "in"], root / "audit")
+        report = fairness_report(root / "audit" / "audit.duckdb", Filters(), 0.01)
+        flagged += report.totals["flagged"] > 0
+    assert stats.binom.sf(2, 40, 0.01) < 0.01
+    assert flagged <= 2
