@@ -131,6 +131,11 @@ def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
 
 def fairness_report(db: Path, filters: Filters, alpha: float = 0.01) -> ReportResult:
     counts, covered = read_counts(db, filters)
+    return tested(counts, filters, alpha, covered)
+
+
+def tested(counts: Counts, filters: Filters, alpha: float, covered: str) -> ReportResult:
+    """Every test of the counts, flagged by Holm at family-wise rate `alpha`."""
     tests = [
         *deal_tests(counts, filters),
         *order_tests(counts, filters),
@@ -228,58 +233,78 @@ def _premium_kinds() -> pa.Table:
     return pa.Table.from_pylist(rows)
 
 
+@dataclass(frozen=True)
+class Dealt:
+    """What one game's hands dealt each group (the rest last), and how they cut the deck."""
+
+    game: Variant
+    groups: list[str]
+    cuts: list[dict[str, Any]]
+    hands: int
+    cards: npt.NDArray[np.float64]  # (groups, 53): each card, a joker last; the rest's row 0
+
+    @property
+    def standard(self) -> npt.NDArray[np.float64]:
+        """(groups, 52): the standard cards, the rest's row what the others left."""
+        standard = self.cards[:, :N_STANDARD].copy()
+        standard[-1] = self.hands - standard[:-1].sum(axis=0)
+        return standard
+
+    def deals(self) -> Deals:
+        return _deals(N_STANDARD, self.groups, self.cuts, "standard")
+
+
+def dealt_by_game(counts: Counts) -> Iterator[Dealt]:
+    for name, game in VARIANTS.items():
+        cuts = counts.cuts.filter(pc.equal(counts.cuts["variant"], name)).to_pylist()
+        if cuts:
+            groups = sorted({g for cut in cuts for g in cut["groups"]}, key=_group_order)
+            groups.append(REST)
+            hands = sum(cut["hands"] for cut in cuts)
+            yield Dealt(game, groups, cuts, hands, _dealt(counts.cards, name, groups))
+
+
 def deal_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
     """Per game: suit, rank and card by seat (or by player) over the standard cards, given
     where the jokers went; and the jokers by seat where the game deals them."""
     by = "player" if counts.by_player else "seat"
-    for name, game in VARIANTS.items():
-        cuts = counts.cuts.filter(pc.equal(counts.cuts["variant"], name)).to_pylist()
-        if not cuts:
-            continue
-        groups = sorted({g for cut in cuts for g in cut["groups"]}, key=_group_order)
-        groups.append(REST)
-        hands = sum(cut["hands"] for cut in cuts)
-        scope = _scope(name, filters)
-        dealt = _dealt(counts.cards, name, groups)
-        standard = dealt[:, :N_STANDARD]
-        standard[-1] = hands - standard[:-1].sum(axis=0)
-        deals = _deals(N_STANDARD, groups, cuts, "standard")
+    for dealt in dealt_by_game(counts):
+        scope = _scope(dealt.game.name, filters)
+        standard, deals = dealt.standard, dealt.deals()
         for category, member, labels in _CATEGORIES:
             observed, in_deck = standard @ member, member.sum(axis=0)
             verdict = _focused(fairness.partition_test(deals, observed, in_deck), counts)
             detail = _largest(deals, observed, in_deck, labels, verdict)
             cards = int(standard[:-1].sum())
-            yield Test(f"{category} by {by}", scope, hands, cards, verdict, detail)
-        if game.jokers:
-            yield _joker_test(
-                game, groups, cuts, dealt, hands, f"jokers by {by}", scope, counts.by_player
-            )
+            yield Test(f"{category} by {by}", scope, dealt.hands, cards, verdict, detail)
+        if dealt.game.jokers:
+            yield _joker_test(dealt, f"jokers by {by}", scope, counts.by_player)
 
 
-def _joker_test(
-    game: Variant,
-    groups: list[str],
-    cuts: list[dict[str, Any]],
-    dealt: npt.NDArray[np.float64],
-    hands: int,
-    name: str,
-    scope: str,
-    by_player: bool,
-) -> Test:
+def card_grid(dealt: Dealt) -> tuple[npt.NDArray[np.float64], ...]:
+    """Each group's count of each standard card (the rest's row left out): observed,
+    expected, and their difference in standard deviations (0 where too few to expect)."""
+    standard, deals = dealt.standard, dealt.deals()
+    in_deck = np.ones(N_STANDARD)
+    expected = fairness.expected(deals, in_deck)
+    return standard[:-1], expected[:-1], _standardized(deals, standard, in_deck)[:-1]
+
+
+def _joker_test(dealt: Dealt, name: str, scope: str, by_player: bool) -> Test:
     """The jokers among the cards the boards leave (jokers are dealt to players only)."""
+    game, groups = dealt.game, dealt.groups
     deck = N_STANDARD - game.boards * game.board_size + game.jokers
     players = [i for i, g in enumerate(groups) if g != _BOARDS]
-    seats = [groups[i] for i in players]
-    jokers = dealt[players, JOKER]
-    observed = np.stack([jokers, dealt[players].sum(axis=1) - jokers], axis=1)
-    observed[-1] = hands * np.array([game.jokers, deck - game.jokers]) - observed[:-1].sum(axis=0)
-    deals = _deals(deck, seats, cuts, "dealt")
+    jokers = dealt.cards[players, JOKER]
+    observed = np.stack([jokers, dealt.cards[players].sum(axis=1) - jokers], axis=1)
     in_deck = np.array([game.jokers, deck - game.jokers], dtype=np.float64)
+    observed[-1] = dealt.hands * in_deck - observed[:-1].sum(axis=0)
+    deals = _deals(deck, [groups[i] for i in players], dealt.cuts, "dealt")
     verdict = fairness.partition_test(deals, observed, in_deck)
     if by_player:
         verdict = _focused(verdict, by_player)
     detail = _largest(deals, observed, in_deck, ("jokers", "standard cards"), verdict)
-    return Test(name, scope, hands, int(observed[:-1].sum()), verdict, detail)
+    return Test(name, scope, dealt.hands, int(observed[:-1].sum()), verdict, detail)
 
 
 _BOARDS = "boards"
@@ -344,12 +369,7 @@ def _largest(
     """The group and category furthest from what a fair deal expects, in standard
     deviations (a group's own variance for that category)."""
     expected = fairness.expected(deals, in_deck)
-    b = in_deck / deals.deck
-    sd = np.sqrt(deals.deck**2 / (deals.deck - 1) * np.outer(np.diag(deals.spread), b * (1 - b)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(
-            (expected >= fairness.MIN_EXPECTED) & (sd > 0), (observed - expected) / sd, 0.0
-        )[:-1]
+    z = _standardized(deals, observed, in_deck)[:-1]
     if verdict.insufficient or not z.size:
         fewest = expected[:-1].min() if len(expected) > 1 else 0.0
         return f"{fewest:,.1f} expected in the smallest cell; {fairness.MIN_EXPECTED:g} needed"
@@ -360,6 +380,19 @@ def _largest(
         f"furthest: {deals.groups[g]} dealt {labels[c]} {observed[g, c]:,.0f} times, "
         f"{expected[g, c]:,.1f} expected ({z[g, c]:+.1f} sd)"
     )
+
+
+def _standardized(
+    deals: Deals, observed: npt.NDArray[np.float64], in_deck: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """(observed - expected) over each cell's own standard deviation under a fair deal;
+    0 where fewer than MIN_EXPECTED are expected."""
+    expected = fairness.expected(deals, in_deck)
+    b = in_deck / deals.deck
+    sd = np.sqrt(deals.deck**2 / (deals.deck - 1) * np.outer(np.diag(deals.spread), b * (1 - b)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shown = (expected >= fairness.MIN_EXPECTED) & (sd > 0)
+        return np.where(shown, (observed - expected) / sd, 0.0)
 
 
 def _scope(variant: str, filters: Filters) -> str:

@@ -29,7 +29,11 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr:nth-child(even) td { background: #f7fafc; }
 pre { background: #f7fafc; padding: 1em; overflow-x: auto; }
 .ok { color: #276749; } .bad { color: #c53030; } svg.chart { display: block; margin: .5em 0; }
+td.flagged { color: #c53030; font-weight: bold; }
 """
+# The fairness section's player tests shown beside every deal test: the flagged, and this
+# many of the smallest p-values.
+PLAYER_TESTS_SHOWN = 10
 
 
 def _table(header: list[str], rows: list[tuple[Any, ...]], link: int | None = None) -> str:
@@ -152,7 +156,7 @@ def audit_report(db: Path, out: Path, worst: int = 15) -> None:
         for h in audit.worst
     )
     sections = [_accounting(db, audit), _divergences(audit), _rake(audit.rake)]
-    sections += [_rejects_and_worst(audit), explanations]
+    sections += [_rejects_and_worst(audit), _fairness(db), explanations]
     body = "\n".join(sections)
     out.write_text(
         f"""<!doctype html>
@@ -227,3 +231,79 @@ def _rejects_and_worst(audit: _Audit) -> str:
         else "<p>No hand diverged.</p>"
     )
     return f"<h2>Quarantine</h2>\n{quarantine}\n<h2>Worst hands</h2>\n{worst}"
+
+
+def _fairness(db: Path) -> str:
+    """The deal fairness report: a card-by-seat heat map per game, and its tests."""
+    from pipeline.outputs.fairness import card_grid, dealt_by_game, read_counts, tested
+    from pipeline.outputs.reports import Filters
+
+    counts, covered = read_counts(db, Filters())
+    result = tested(counts, Filters(), 0.01, covered)
+    rows = result.rows.to_pylist()
+    deal = [r for r in rows if not r["test"].startswith("premium")]
+    players = sorted(
+        (r for r in rows if r["test"].startswith("premium") and r["p_value"] is not None),
+        key=lambda r: (not r["flagged"], r["p_value"]),
+    )
+    shown = [r for i, r in enumerate(players) if r["flagged"] or i < PLAYER_TESTS_SHOWN]
+    columns = ["test", "scope", "hands", "cards", "statistic", "df", "p_value", "verdict"]
+    table = _table(
+        [*columns, "detail"], [tuple(r[c] for c in [*columns, "detail"]) for r in deal + shown]
+    ).replace("<td>FLAGGED</td>", '<td class="flagged">FLAGGED</td>')
+    more = len(players) - len(shown)
+    maps = "\n".join(
+        _heat_map(d.game.name, d.groups[:-1], *card_grid(d)) for d in dealt_by_game(counts)
+    )
+    return f"""<h2>Deal fairness</h2>
+<p>{html.escape(result.headline())}. {html.escape(result.spec.notes)}</p>
+{maps}
+{table}
+{
+        f"<p>{more:,} more player tests, none flagged: <code>handaudit report fairness</code>.</p>"
+        if more
+        else ""
+    }"""
+
+
+def _heat_map(game: str, groups: list[str], observed: Any, expected: Any, z: Any) -> str:
+    """Each group's count of each card against what a fair deal expects, as inline SVG:
+    red where a group got a card more often, blue less, by standard deviations (4+ full)."""
+    from pipeline.core.cards import CANONICAL
+
+    size, left, top = 13, 110, 30
+    width, height = left + 52 * size + 10, top + len(groups) * size + 40
+    title = f"{game}: each card dealt to each group, against a fair deal"
+    parts = [
+        f'<svg class="chart" role="img" aria-label="{html.escape(title)}" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}">',
+        f'<text x="{left}" y="14" font-size="13">{html.escape(title)}</text>',
+    ]
+    for g, group in enumerate(groups):
+        y = top + g * size
+        parts.append(
+            f'<text x="{left - 6}" y="{y + size - 3}" font-size="11" text-anchor="end">'
+            f"{html.escape(group)}</text>"
+        )
+        for column in range(52):
+            c = column % 13 * 4 + column // 13  # suit by suit, 2 to A in each
+            shade = min(abs(float(z[g, c])) / 4, 1.0)
+            light = int(255 * (1 - shade))
+            rgb = (255, light, light) if z[g, c] > 0 else (light, light, 255)
+            parts.append(
+                f'<rect x="{left + column * size}" y="{y}" width="{size - 1}" '
+                f'height="{size - 1}" fill="rgb{rgb}"><title>{html.escape(group)} '
+                f"{CANONICAL[c]}: {observed[g, c]:,.0f} dealt, {expected[g, c]:,.1f} "
+                f"expected ({z[g, c]:+.1f} sd)</title></rect>"
+            )
+    for s, suit in enumerate(("clubs", "diamonds", "hearts", "spades")):
+        x = left + (s * 13 + 6.5) * size
+        parts.append(
+            f'<text x="{x}" y="{top + len(groups) * size + 12}" font-size="10" '
+            f'text-anchor="middle">{suit} 2 to A</text>'
+        )
+    parts.append(
+        f'<text x="{left}" y="{height - 6}" font-size="11">red: dealt more often than a fair '
+        "deal expects, blue: less (full colour at 4 standard deviations)</text></svg>"
+    )
+    return "\n".join(parts)

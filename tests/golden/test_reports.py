@@ -236,7 +236,9 @@ def test_the_html_audit_report_draws_its_charts_in_a_browser(
     result = handaudit("report", "audit", "--db", str(faults_db), "--html", str(page))
     assert result.returncode == 0, result.stderr
     text = page.read_text()
-    assert text.count('<svg class="chart"') == 2 and 'class="bar"' in text
+    maps = text.count('each card dealt to each group, against a fair deal" width')
+    assert maps >= 1 and "<h2>Deal fairness</h2>" in text and "family-wise" in text
+    assert text.count('<svg class="chart"') == 2 + maps and 'class="bar"' in text
     assert "http://" not in text and "https://" not in text  # opens offline
     assert 'href="#hand-' in text and 'id="hand-' in text
     browser = next(
