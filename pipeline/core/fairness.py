@@ -208,27 +208,39 @@ def premium_test(hits: int, chances: npt.ArrayLike, hands: npt.ArrayLike) -> Ver
     hands: in a hand where `had` of `players` players had it, a fair deal gives it to
     this player with chance had / players, whoever is the better player at the table
     (`chances`, and how many of the player's `hands` had each). The player's count is
-    then a sum of independent chances (a Poisson binomial, scipy's): exact, one-sided
-    (more than their share). `hits` counts the player's hands with the outcome.
+    then a sum of independent chances (a Poisson binomial): exact, one-sided (more than
+    their share). `hits` counts the player's hands with the outcome.
 
     The rate of the others is not taken as known: comparing hand by hand conditions on
-    it, as Fisher's test does for two rates, and follows the tables' own rates.
+    it, as Fisher's test does for two rates, and follows the tables' own rates. Hands of
+    one chance form a binomial; the player's count is their sum (`_sum_of_binomials_sf`).
     """
     chances = np.asarray(chances, dtype=np.float64)
     count = np.asarray(hands, dtype=np.int64)
     certain = int(count[chances >= 1].sum())  # everyone had it: no doubt to test
     doubt = (chances > 0) & (chances < 1)
-    p = np.repeat(chances[doubt], count[doubt])
-    total = int(count.sum())
-    if p.sum() < MIN_EXPECTED:
+    p, n = np.unique(chances[doubt], return_inverse=True)
+    n = np.bincount(n, weights=count[doubt], minlength=len(p)).astype(np.int64)
+    mean, total = float(p @ n), int(count.sum())
+    if mean < MIN_EXPECTED:
         return Verdict(total, insufficient="insufficient data")
     more = hits - certain
-    ratio = float(hits / (p.sum() + certain))
-    if len(p) <= EXACT_LIMIT:
-        return Verdict(total, ratio, None, float(stats.poisson_binom(p).sf(more - 1)))
+    ratio = float(hits / (mean + certain))
+    if n.sum() <= EXACT_LIMIT:
+        return Verdict(total, ratio, None, _sum_of_binomials_sf(more, p, n))
     # Beyond it the exact sum costs seconds a player: its normal limit, half-corrected.
-    spread = float(np.sqrt(p @ (1 - p)))
-    return Verdict(total, ratio, None, float(stats.norm.sf((more - 0.5 - p.sum()) / spread)))
+    spread = float(np.sqrt(p * (1 - p) @ n))
+    return Verdict(total, ratio, None, float(stats.norm.sf((more - 0.5 - mean) / spread)))
+
+
+def _sum_of_binomials_sf(k: int, p: Floats, n: npt.NDArray[np.int64]) -> float:
+    """P(X >= k) for X the sum of independent Binomial(n_j, p_j): their pmfs (scipy's)
+    convolved. Every term is positive, so the far tail keeps its relative precision."""
+    pmfs = np.asarray(stats.binom.pmf(np.arange(int(n.max()) + 1)[None, :], n[:, None], p[:, None]))
+    pmf = pmfs[0, : n[0] + 1]
+    for row, size in zip(pmfs[1:], n[1:], strict=True):
+        pmf = np.convolve(pmf, row[: size + 1])
+    return float(min(pmf[max(k, 0) :].sum(), 1.0))
 
 
 def holm(p_values: Sequence[float | None], alpha: float) -> list[bool | None]:

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+import duckdb
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -24,7 +24,15 @@ from pipeline.core.cards import CANONICAL, JOKER, N_STANDARD, RANKS
 from pipeline.core.fairness import Deals, Verdict
 from pipeline.core.games import LAYOUTS, VARIANTS, Family, Layout, Variant
 from pipeline.helpers.packing import CARDS
-from pipeline.outputs.reports import SQL_DIR, Filters, ReportResult, ReportSpec, bind, period
+from pipeline.outputs.reports import (
+    SQL_DIR,
+    Filters,
+    ReportError,
+    ReportResult,
+    ReportSpec,
+    bind,
+    period,
+)
 from pipeline.storage.store import open_audit
 
 COUNTS = SQL_DIR / "fairness"
@@ -118,13 +126,16 @@ def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
     """The counts of the hands the filters choose, and the period they cover."""
     with open_audit(db) as con:
         bind(con, filters)
-        con.execute(_HANDS_VIEW)
-        con.execute(_PLAYERS_VIEW)
         con.register("premium_kinds", _premium_kinds())
-        cuts, cards, order, premium = (
-            con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
-            for name in ("cuts", "cards", "order", "premium")
-        )
+        try:
+            for view in (_HANDS_VIEW, _PLAYERS_VIEW, _CARDS_VIEW, _SIZES_VIEW):
+                con.execute(view)
+            cuts, cards, order, premium = (
+                con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
+                for name in ("cuts", "cards", "order", "premium")
+            )
+        except duckdb.Error as error:
+            raise ReportError(f"The fairness report failed on {db}: {error}") from None
         counts = Counts(cuts, cards, order, premium, by_player=filters.player_id is not None)
         return counts, period(con, filters)
 
@@ -172,48 +183,109 @@ def _row(test: Test, flagged: bool | None) -> dict[str, object]:
     }
 
 
-# The views the counts read: the hands the filters choose, and their players' dealt cards
-# as card codes (52 a joker), open-face players' in the order dealt.
+# The views the counts read: the hands the filters choose; their players, each in a group
+# (their seat; with --player, 1 the player and 2 the other players; 0 is the boards); and
+# every card dealt, as a card code (52 a joker) at its place among the group's cards
+# (open-face players' in the order dealt). Packed cards are read by crossing each player
+# with the places of their cards, which DuckDB does far faster than list functions.
+BOARDS_GROUP, PLAYER_GROUP, OTHERS_GROUP = 0, 1, 2
 _IN_SCOPE = """(getvariable('player_id') IS NULL OR hand_id IN
     (SELECT hand_id FROM players WHERE player_id = getvariable('player_id')))"""
-_CARD_CODE = "(instr('" + RANKS + "', c[1]) - 1) * 4 + instr('cdhs', c[2]) - 1"
 _HANDS_VIEW = f"""
 CREATE OR REPLACE TEMP VIEW fair_hands AS
 SELECT hand_id, table_id, variant, {_IN_SCOPE} AS in_scope,
-       CASE WHEN board_1 IS NOT NULL THEN list_transform(
-           string_split(concat_ws(' ', board_1, board_2), ' '), lambda c: {_CARD_CODE})
-       END AS board_cards
+       concat_ws(' ', board_1, board_2) AS boards
 FROM hands
 WHERE (getvariable('from_day') IS NULL OR day >= getvariable('from_day'))
   AND (getvariable('to_day') IS NULL OR day <= getvariable('to_day'))
   AND (getvariable('table_id') IS NULL OR table_id = getvariable('table_id'))
   AND (getvariable('variant') IS NULL OR variant = getvariable('variant'))"""
-
-
-def _unpacked(alias: str, layout: Layout) -> str:
-    cards = LAYOUTS[layout].cards_per_player
-    code = CARDS.unpacked_sql(alias, "i", CARDS.words(cards))
-    return f"list_transform(range({cards}), lambda i: {code}::INTEGER)"
-
-
 _PLAYERS_VIEW = f"""
 CREATE OR REPLACE TEMP VIEW fair_players AS
 SELECT p.hand_id, h.table_id, h.variant, h.in_scope, p.seat, p.player_id, p."natural",
        p.fantasyland, p.fantasyland_next,
-       CASE WHEN getvariable('player_id') IS NULL THEN 'seat ' || p.seat
-            WHEN p.player_id = getvariable('player_id') THEN '{_PLAYER}'
-            ELSE 'other players' END AS grp,
-       s.hand_id IS NOT NULL AS dealt_in_order,
-       CASE WHEN s.hand_id IS NOT NULL THEN list_transform(
-                list_filter(s.placements, lambda x: (x // 100) % 10 = 0),
-                lambda x: (x % 100)::INTEGER)
-            WHEN r.hand_id IS NOT NULL THEN {_unpacked("r", Layout.taiwanese)}
-            ELSE {_unpacked("f", Layout.chinese)} END AS cards
+       CASE WHEN getvariable('player_id') IS NULL THEN p.seat
+            WHEN p.player_id = getvariable('player_id') THEN {PLAYER_GROUP}
+            ELSE {OTHERS_GROUP} END AS grp
 FROM players p
-JOIN fair_hands h USING (hand_id)
-LEFT JOIN row_values r USING (hand_id, seat)
-LEFT JOIN family_row_values f USING (hand_id, seat)
-LEFT JOIN player_streets s USING (hand_id, seat)"""
+JOIN fair_hands h USING (hand_id)"""
+
+
+def _packed_cards(table: str, layout: Layout, where: str = "") -> str:
+    """Each card of a layout's stored settings, one row per card."""
+    cards = LAYOUTS[layout].cards_per_player
+    code = CARDS.unpacked_sql("r", "i", CARDS.words(cards))
+    return f"""
+SELECT p.hand_id, p.variant, p.seat, p.grp, i AS place, ({code})::INTEGER AS card,
+       false AS in_order
+FROM fair_players p JOIN {table} r USING (hand_id, seat), range({cards}) AS t(i)
+WHERE p.in_scope {where}"""
+
+
+def _jokers(table: str, layout: Layout) -> str:
+    """How many jokers a player of a layout holds, from their packed cards."""
+    cards = LAYOUTS[layout].cards_per_player
+    words = CARDS.words(cards)
+    return " + ".join(
+        f"({CARDS.unpacked_sql(table, str(i), words)} = {JOKER})::INTEGER" for i in range(cards)
+    )
+
+
+_DEALT_PART = "lambda x: (x // 100) % 10 = 0"  # a placement of a dealt card (store.py)
+_CHINESE_CARDS = LAYOUTS[Layout.chinese].cards_per_player
+_TAIWANESE_CARDS = LAYOUTS[Layout.taiwanese].cards_per_player
+_NO_STREETS = (
+    "NOT EXISTS (SELECT 1 FROM player_streets s WHERE s.hand_id = p.hand_id AND s.seat = p.seat)"
+)
+_BOARD_CARD = "substr(h.boards, 3 * i + 1, 2)"  # canonical cards, one space between
+_BOARD_CARDS = LAYOUTS[Layout.taiwanese].boards * LAYOUTS[Layout.taiwanese].board_size
+_CARDS_VIEW = (
+    "CREATE OR REPLACE TEMP VIEW fair_cards AS"
+    + _packed_cards("row_values", Layout.taiwanese)
+    + "\nUNION ALL"
+    + _packed_cards("family_row_values", Layout.chinese, f"AND {_NO_STREETS}")
+    + f"""
+UNION ALL
+SELECT hand_id, variant, seat, grp, place - 1, (card % 100)::INTEGER, true
+FROM (
+    SELECT p.hand_id, p.variant, p.seat, p.grp,
+           unnest(list_filter(s.placements, {_DEALT_PART})) AS card,
+           generate_subscripts(list_filter(s.placements, {_DEALT_PART}), 1) AS place
+    FROM fair_players p JOIN player_streets s USING (hand_id, seat)
+    WHERE p.in_scope
+)
+UNION ALL
+SELECT h.hand_id, h.variant, NULL, {BOARDS_GROUP}, i,
+       (instr('{RANKS}', {_BOARD_CARD}[1]) - 1) * 4 + instr('cdhs', {_BOARD_CARD}[2]) - 1,
+       false
+FROM fair_hands h, range({_BOARD_CARDS}) AS t(i)
+WHERE h.in_scope AND h.boards <> '' AND 3 * i < length(h.boards)"""
+)
+
+
+# Each group's cards in each hand, standard apart from all, read from the stored words
+# without spreading them card by card: what cuts.sql packs into one key per hand.
+_SIZES_VIEW = f"""
+CREATE OR REPLACE TEMP VIEW fair_sizes AS
+SELECT p.hand_id, p.variant, p.grp,
+       {_TAIWANESE_CARDS} - ({_jokers("r", Layout.taiwanese)}) AS standard,
+       {_TAIWANESE_CARDS} AS dealt
+FROM fair_players p JOIN row_values r USING (hand_id, seat)
+WHERE p.in_scope
+UNION ALL
+SELECT p.hand_id, p.variant, p.grp, {_CHINESE_CARDS}, {_CHINESE_CARDS}
+FROM fair_players p JOIN family_row_values f USING (hand_id, seat)
+WHERE p.in_scope AND {_NO_STREETS}
+UNION ALL
+SELECT p.hand_id, p.variant, p.grp, n, n
+FROM fair_players p
+JOIN (SELECT hand_id, seat, len(list_filter(placements, {_DEALT_PART})) AS n
+      FROM player_streets) s USING (hand_id, seat)
+WHERE p.in_scope
+UNION ALL
+SELECT hand_id, variant, {BOARDS_GROUP}, (length(boards) + 1) // 3, (length(boards) + 1) // 3
+FROM fair_hands
+WHERE in_scope AND boards <> ''"""
 
 
 def _premium_kinds() -> pa.Table:
@@ -221,27 +293,37 @@ def _premium_kinds() -> pa.Table:
     entry), and the name of the outcome they form together."""
     rows = []
     for name, game in VARIANTS.items():
-        kinds = [
-            game.family is Family.taiwanese and "home_run",
-            game.family is not Family.taiwanese and "scoop",
-            game.family is Family.chinese and "natural",
-            game.open_face and "fantasyland_entry",
-        ]
-        chosen = [kind for kind in kinds if kind]
-        outcome = " or ".join(KINDS[kind] for kind in chosen)
-        rows += [{"variant": name, "kind": kind, "outcome": outcome} for kind in chosen]
+        has = {
+            "home_run": game.family is Family.taiwanese,
+            "scoop": game.family is not Family.taiwanese,
+            "natural": game.family is Family.chinese,
+            "fantasyland_entry": game.open_face,
+        }
+        outcome = " or ".join(KINDS[kind] for kind, present in has.items() if present)
+        rows.append({"variant": name, "outcome": outcome, **has})
     return pa.Table.from_pylist(rows)
+
+
+GROUP_BITS = 7  # sql/fairness/cuts.sql packs each group's cards in 7 bits
+REST_GROUP = -1
 
 
 @dataclass(frozen=True)
 class Dealt:
-    """What one game's hands dealt each group (the rest last), and how they cut the deck."""
+    """What one game's hands dealt each group, and how they cut the deck: the groups by
+    their codes (the rest last), each distinct cut's keys (cuts.sql), and its hands."""
 
     game: Variant
-    groups: list[str]
-    cuts: list[dict[str, Any]]
-    hands: int
+    codes: list[int]
+    labels: list[str]
+    standard_keys: npt.NDArray[np.int64]
+    dealt_keys: npt.NDArray[np.int64]
+    cut_hands: npt.NDArray[np.int64]
     cards: npt.NDArray[np.float64]  # (groups, 53): each card, a joker last; the rest's row 0
+
+    @property
+    def hands(self) -> int:
+        return int(self.cut_hands.sum())
 
     @property
     def standard(self) -> npt.NDArray[np.float64]:
@@ -250,18 +332,44 @@ class Dealt:
         standard[-1] = self.hands - standard[:-1].sum(axis=0)
         return standard
 
-    def deals(self) -> Deals:
-        return _deals(N_STANDARD, self.groups, self.cuts, "standard")
+    def deals(self, deck: int = N_STANDARD, keep: list[int] | None = None) -> Deals:
+        """How the hands cut a deck among the groups (`keep` of them, by index, and the
+        rest): their standard cards, or with `keep`, all their cards."""
+        chosen = list(range(len(self.codes) - 1)) if keep is None else keep
+        keys = self.standard_keys if keep is None else self.dealt_keys
+        shifts = GROUP_BITS * np.array([self.codes[i] for i in chosen], dtype=np.int64)
+        patterns = (keys[:, None] >> shifts) & ((1 << GROUP_BITS) - 1)
+        patterns = np.concatenate([patterns, np.zeros((len(keys), 1), np.int64)], axis=1)
+        labels = [self.labels[i] for i in chosen] + [self.labels[-1]]
+        return Deals.from_patterns(deck, labels, patterns.astype(np.float64), self.cut_hands)
 
 
 def dealt_by_game(counts: Counts) -> Iterator[Dealt]:
+    cuts, cards = counts.cuts, counts.cards
     for name, game in VARIANTS.items():
-        cuts = counts.cuts.filter(pc.equal(counts.cuts["variant"], name)).to_pylist()
-        if cuts:
-            groups = sorted({g for cut in cuts for g in cut["groups"]}, key=_group_order)
-            groups.append(REST)
-            hands = sum(cut["hands"] for cut in cuts)
-            yield Dealt(game, groups, cuts, hands, _dealt(counts.cards, name, groups))
+        mine = cuts.filter(pc.equal(cuts["variant"], name))
+        if mine.num_rows == 0:
+            continue
+        standard, dealt, hands = (mine[c].to_numpy() for c in ("standard", "dealt", "hands"))
+        present = np.bitwise_or.reduce(dealt)
+        codes = [g for g in range(64 // GROUP_BITS) if (present >> (GROUP_BITS * g)) & 127]
+        codes = [*sorted(codes, key=lambda g: (g == BOARDS_GROUP, g)), REST_GROUP]
+        labels = [_label(g, counts.by_player) for g in codes]
+        row = {g: i for i, g in enumerate(codes)}
+        counted = np.zeros((len(codes), JOKER + 1))
+        for each in cards.filter(pc.equal(cards["variant"], name)).to_pylist():  # <= 53 a group
+            counted[row[each["grp"]], each["card"]] = each["dealt"]
+        yield Dealt(game, codes, labels, standard, dealt, hands, counted)
+
+
+def _label(code: int, by_player: bool) -> str:
+    if code == REST_GROUP:
+        return REST
+    if code == BOARDS_GROUP:
+        return _BOARDS
+    if by_player:
+        return _PLAYER if code == PLAYER_GROUP else "other players"
+    return f"seat {code}"
 
 
 def deal_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
@@ -292,14 +400,15 @@ def card_grid(dealt: Dealt) -> tuple[npt.NDArray[np.float64], ...]:
 
 def _joker_test(dealt: Dealt, name: str, scope: str, by_player: bool) -> Test:
     """The jokers among the cards the boards leave (jokers are dealt to players only)."""
-    game, groups = dealt.game, dealt.groups
+    game = dealt.game
     deck = N_STANDARD - game.boards * game.board_size + game.jokers
-    players = [i for i, g in enumerate(groups) if g != _BOARDS]
-    jokers = dealt.cards[players, JOKER]
-    observed = np.stack([jokers, dealt.cards[players].sum(axis=1) - jokers], axis=1)
+    players = [i for i, g in enumerate(dealt.codes[:-1]) if g != BOARDS_GROUP]
+    rows = [*players, len(dealt.codes) - 1]
+    jokers = dealt.cards[rows, JOKER]
+    observed = np.stack([jokers, dealt.cards[rows].sum(axis=1) - jokers], axis=1)
     in_deck = np.array([game.jokers, deck - game.jokers], dtype=np.float64)
     observed[-1] = dealt.hands * in_deck - observed[:-1].sum(axis=0)
-    deals = _deals(deck, [groups[i] for i in players], dealt.cuts, "dealt")
+    deals = dealt.deals(deck, keep=players)
     verdict = fairness.partition_test(deals, observed, in_deck)
     if by_player:
         verdict = _focused(verdict, by_player)
@@ -319,10 +428,6 @@ def _focused(verdict: Verdict, counts: Counts | bool) -> Verdict:
     return verdict
 
 
-def _group_order(group: str) -> tuple[bool, str]:
-    return group == _BOARDS, group
-
-
 def _membership(of: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
     """(52, size): 1 where a standard card belongs to a category."""
     member = np.zeros((N_STANDARD, size))
@@ -336,27 +441,6 @@ _CATEGORIES = (
     ("rank", _membership(_CODES // 4, 13), RANK_NAMES),
     ("card", np.eye(N_STANDARD), CANONICAL[:N_STANDARD]),
 )
-
-
-def _dealt(cards: pa.Table, variant: str, groups: list[str]) -> npt.NDArray[np.float64]:
-    """(groups, 53): each group's count of each card, a joker last; the rest's row 0."""
-    dealt = np.zeros((len(groups), JOKER + 1))
-    index = {g: i for i, g in enumerate(groups)}
-    for row in cards.filter(pc.equal(cards["variant"], variant)).to_pylist():
-        dealt[index[row["grp"]], row["card"]] = row["dealt"]
-    return dealt
-
-
-def _deals(deck: int, groups: list[str], cuts: list[dict[str, Any]], count: str) -> Deals:
-    """How the hands cut a deck among `groups` (the rest last), each cut's `count` of cards
-    (its standard cards, or all it dealt)."""
-    index = {g: i for i, g in enumerate(groups)}
-    patterns = np.zeros((len(cuts), len(groups)))
-    for p, cut in enumerate(cuts):
-        for group, cards in zip(cut["groups"], cut[count], strict=True):
-            if group in index:
-                patterns[p, index[group]] = cards
-    return Deals.from_patterns(deck, groups, patterns, [cut["hands"] for cut in cuts])
 
 
 def _largest(
@@ -439,47 +523,49 @@ def order_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
 
 def premium_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
     """Per player: their premium outcomes against the other players of the same hands.
-    The players too few hands leave untested are one row per outcome."""
+    Players whose hands leave fewer than MIN_EXPECTED outcomes to expect are screened out
+    at once (one row per outcome says how many); the others are tested one by one."""
     premium = counts.premium
-    untested: dict[str, list[int]] = {}
-    keys = pa.table({"player_id": premium["player_id"], "outcome": premium["outcome"]})
-    for (player, outcome), rows in _runs(keys, premium):
-        had, players = rows["had"], rows["players"]
-        hands, hits = rows["hands"], int(rows["hits"].sum())
-        verdict = fairness.premium_test(hits, had / players, hands)
-        if verdict.insufficient:
-            untested.setdefault(outcome, []).append(int(hands.sum()))
-            continue
-        others = int((had * hands).sum() - hits)
-        seats = int(((players - 1) * hands).sum())
-        share = float((had / players * hands).sum())
-        detail = (
-            f"{hits:,} in {int(hands.sum()):,} hands ({hits / hands.sum():.2%}), "
-            f"{share:,.1f} their fair share; the other players of the same hands "
-            f"{others / max(seats, 1):.2%} ({others:,} in {seats:,})"
-        )
-        scope = _scope(f"player {player}", Filters(table_id=filters.table_id))
-        yield Test(f"premium: {outcome}", scope, verdict.sample, None, verdict, detail)
-    for outcome, sizes in untested.items():
-        detail = f"each player needs {fairness.MIN_EXPECTED:g} to expect; these had fewer hands"
-        who = f"{len(sizes):,} player" + ("s" if len(sizes) > 1 else "")
-        scope = _scope(who, Filters(table_id=filters.table_id))
-        verdict = Verdict(sum(sizes), insufficient="insufficient data")
-        yield Test(f"premium: {outcome}", scope, sum(sizes), None, verdict, detail)
-
-
-def _runs(
-    keys: pa.Table, table: pa.Table
-) -> Iterator[tuple[tuple[Any, ...], dict[str, npt.NDArray[np.float64]]]]:
-    """The rows of `table` (sorted by `keys`) run by run of equal keys, as numpy columns."""
-    if table.num_rows == 0:
+    if premium.num_rows == 0:
         return
-    values = list(zip(*(keys[c].to_pylist() for c in keys.column_names), strict=True))
-    starts = [0, *(i for i in range(1, len(values)) if values[i] != values[i - 1])]
-    columns = {
-        c: table[c].to_numpy().astype(np.float64)
-        for c in table.column_names
-        if c not in keys.column_names
-    }
-    for start, end in zip(starts, [*starts[1:], len(values)], strict=True):
-        yield values[start], {c: v[start:end] for c, v in columns.items()}
+    column = {c: premium[c].to_numpy() for c in ("had", "players", "hands", "hits")}
+    chance = column["had"] / column["players"]
+    doubt = (chance > 0) & (chance < 1)
+    runs = _runs(premium)
+    expected = np.add.reduceat(np.where(doubt, chance * column["hands"], 0.0), runs)
+    hands = np.add.reduceat(column["hands"], runs)
+    hits = np.add.reduceat(column["hits"], runs)
+    players, outcomes = premium["player_id"].to_pylist(), premium["outcome"].to_pylist()
+    ends = [*runs[1:], premium.num_rows]
+    for r in np.flatnonzero(expected >= fairness.MIN_EXPECTED):
+        rows = slice(runs[r], ends[r])
+        verdict = fairness.premium_test(int(hits[r]), chance[rows], column["hands"][rows])
+        shared = (column["had"][rows] * column["hands"][rows]).sum() - hits[r]
+        seats = ((column["players"][rows] - 1) * column["hands"][rows]).sum()
+        detail = (
+            f"{hits[r]:,} in {hands[r]:,} hands ({hits[r] / hands[r]:.2%}), "
+            f"{(chance[rows] * column['hands'][rows]).sum():,.1f} their fair share; the other "
+            f"players of the same hands {shared / max(seats, 1):.2%} ({shared:,} in {seats:,})"
+        )
+        scope = _scope(f"player {players[runs[r]]}", Filters(table_id=filters.table_id))
+        yield Test(f"premium: {outcomes[runs[r]]}", scope, int(hands[r]), None, verdict, detail)
+    few = expected < fairness.MIN_EXPECTED
+    run_outcome = np.array([outcomes[i] for i in runs])
+    for outcome in dict.fromkeys(run_outcome[few].tolist()):
+        mine = few & (run_outcome == outcome)
+        who = f"{int(mine.sum()):,} player" + ("s" if mine.sum() > 1 else "")
+        detail = f"each player needs {fairness.MIN_EXPECTED:g} to expect; these had fewer hands"
+        verdict = Verdict(int(hands[mine].sum()), insufficient="insufficient data")
+        scope = _scope(who, Filters(table_id=filters.table_id))
+        yield Test(f"premium: {outcome}", scope, verdict.sample, None, verdict, detail)
+
+
+def _runs(premium: pa.Table) -> npt.NDArray[np.int64]:
+    """Where each player's rows of one outcome begin (the rows come sorted by outcome and
+    player)."""
+    keys = [
+        pc.dictionary_encode(premium[c].combine_chunks()).indices for c in ("outcome", "player_id")
+    ]
+    outcome, player = (np.asarray(k.to_numpy(), dtype=np.int64) for k in keys)
+    key = outcome * (int(player.max()) + 1) + player
+    return np.flatnonzero(np.r_[True, key[1:] != key[:-1]])

@@ -253,7 +253,7 @@ def _fairness(db: Path) -> str:
     ).replace("<td>FLAGGED</td>", '<td class="flagged">FLAGGED</td>')
     more = len(players) - len(shown)
     maps = "\n".join(
-        _heat_map(d.game.name, d.groups[:-1], *card_grid(d)) for d in dealt_by_game(counts)
+        _heat_map(d.game.name, d.labels[:-1], *card_grid(d)) for d in dealt_by_game(counts)
     )
     return f"""<h2>Deal fairness</h2>
 <p>{html.escape(result.headline())}. {html.escape(result.spec.notes)}</p>

@@ -1,10 +1,6 @@
--- Each group's count of each card (52: a joker), over the hands in scope.
+-- Each group's count of each card (52: a joker), over the hands in scope. Groups are
+-- numbers: 0 the boards, else the seat (with --player, 1 the player, 2 the others).
 SELECT variant, grp, card, count(*) AS dealt
-FROM (
-    SELECT variant, grp, unnest(cards) AS card FROM fair_players WHERE in_scope
-    UNION ALL
-    SELECT variant, 'boards', unnest(board_cards) FROM fair_hands
-    WHERE in_scope AND board_cards IS NOT NULL
-)
+FROM fair_cards
 GROUP BY ALL
 ORDER BY ALL

@@ -1,27 +1,14 @@
--- How each hand cut the deck: its groups (seats, or the player and the other players
--- with --player; the boards) and their cards, standard cards apart from all; how many
--- hands cut it so. Reads the temporary views fair_hands and fair_players.
-WITH groups AS (
-    SELECT hand_id, variant, grp,
-           sum(len(list_filter(cards, lambda c: c < 52)))::BIGINT AS standard,
-           sum(len(cards))::BIGINT AS dealt
-    FROM fair_players
-    WHERE in_scope
-    GROUP BY ALL
-    UNION ALL
-    SELECT hand_id, variant, 'boards', len(board_cards), len(board_cards)
-    FROM fair_hands
-    WHERE in_scope AND board_cards IS NOT NULL
-),
-cut AS (
-    SELECT hand_id, variant,
-           list(grp ORDER BY grp) AS groups,
-           list(standard ORDER BY grp) AS standard,
-           list(dealt ORDER BY grp) AS dealt
-    FROM groups
-    GROUP BY ALL
+-- How the hands cut the deck: per hand, each group's standard cards and all its cards,
+-- packed 7 bits a group (group g at bit 7 * g; no group holds 128 cards); how many hands
+-- cut it so. fairness.Dealt reads the keys.
+WITH per_hand AS (
+    SELECT variant,
+           sum(standard::BIGINT << (7 * grp)) AS standard,
+           sum(dealt::BIGINT << (7 * grp)) AS dealt
+    FROM fair_sizes
+    GROUP BY hand_id, variant
 )
-SELECT variant, groups, standard, dealt, count(*) AS hands
-FROM cut
+SELECT variant, standard::BIGINT AS standard, dealt::BIGINT AS dealt, count(*) AS hands
+FROM per_hand
 GROUP BY ALL
 ORDER BY ALL

@@ -190,3 +190,15 @@ def test_holm_steps_down_over_the_tests_made() -> None:
     flags = fairness.holm([0.001, None, 0.03, 0.004, 0.5], alpha=0.05)
     # sorted: 0.001 <= 0.05/4, 0.004 <= 0.05/3, 0.03 > 0.05/2: stop
     assert flags == [True, None, False, True, False]
+
+
+def test_premium_tails_agree_with_scipys_poisson_binomial() -> None:
+    """The convolution of binomials against scipy's Poisson binomial, hand by hand, down
+    to a far tail."""
+    rng = np.random.default_rng(3)
+    chances = np.array([1 / 2, 1 / 3, 1 / 4, 2 / 5, 1 / 6])
+    hands = rng.integers(5, 40, len(chances))
+    each = np.repeat(chances, hands)
+    for hits in (int(each.sum()), int(each.sum()) + 15, int(each.sum()) + 40):
+        verdict = fairness.premium_test(hits, chances, hands)
+        assert verdict.p_value == pytest.approx(stats.poisson_binom(each).sf(hits - 1), rel=1e-6)
