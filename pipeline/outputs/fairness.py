@@ -193,7 +193,7 @@ _IN_SCOPE = """(getvariable('player_id') IS NULL OR hand_id IN
     (SELECT hand_id FROM players WHERE player_id = getvariable('player_id')))"""
 _HANDS_VIEW = f"""
 CREATE OR REPLACE TEMP VIEW fair_hands AS
-SELECT hand_id, table_id, variant, {_IN_SCOPE} AS in_scope,
+SELECT hand_id, table_id, variant, n_players, {_IN_SCOPE} AS in_scope,
        concat_ws(' ', board_1, board_2) AS boards
 FROM hands
 WHERE (getvariable('from_day') IS NULL OR day >= getvariable('from_day'))
@@ -202,7 +202,8 @@ WHERE (getvariable('from_day') IS NULL OR day >= getvariable('from_day'))
   AND (getvariable('variant') IS NULL OR variant = getvariable('variant'))"""
 _PLAYERS_VIEW = f"""
 CREATE OR REPLACE TEMP VIEW fair_players AS
-SELECT p.hand_id, h.table_id, h.variant, h.in_scope, p.seat, p.player_id, p."natural",
+SELECT p.hand_id, h.table_id, h.variant, h.n_players, h.in_scope, p.seat, p.player_id,
+       p."natural",
        p.fantasyland, p.fantasyland_next,
        CASE WHEN getvariable('player_id') IS NULL THEN p.seat
             WHEN p.player_id = getvariable('player_id') THEN {PLAYER_GROUP}

@@ -18,7 +18,7 @@ WITH swept AS (
     GROUP BY ALL
 ),
 outcomes AS (
-    SELECT p.hand_id, p.player_id, k.outcome,
+    SELECT p.hand_id, p.player_id, p.n_players AS players, k.outcome,
            (k.home_run AND coalesce(s.home_run, false))
            OR (k.scoop AND coalesce(s.scoop, false))
            OR (k."natural" AND p."natural" IS NOT NULL)
@@ -28,16 +28,14 @@ outcomes AS (
     JOIN premium_kinds k USING (variant)
     LEFT JOIN swept s USING (hand_id, seat)
 ),
-shared AS (
-    SELECT player_id, outcome, hit,
-           count(*) OVER (PARTITION BY hand_id) AS players,
-           count(*) FILTER (WHERE hit) OVER (PARTITION BY hand_id) AS had
-    FROM outcomes
+had AS (  -- the hits are few: counted apart and joined back
+    SELECT hand_id, count(*) AS had FROM outcomes WHERE hit GROUP BY hand_id
 )
-SELECT player_id, outcome, had, players,
+SELECT o.player_id, o.outcome, coalesce(h.had, 0) AS had, o.players,
        count(*) AS hands,
-       count(*) FILTER (WHERE hit) AS hits
-FROM shared
-WHERE getvariable('player_id') IS NULL OR player_id = getvariable('player_id')
+       count(*) FILTER (WHERE o.hit) AS hits
+FROM outcomes o
+LEFT JOIN had h USING (hand_id)
+WHERE getvariable('player_id') IS NULL OR o.player_id = getvariable('player_id')
 GROUP BY ALL
-ORDER BY outcome, player_id, had, players
+ORDER BY o.outcome, o.player_id, had, o.players
