@@ -157,9 +157,16 @@ def deal(
     rng: np.random.Generator, jokers: Flags, dealer: Dealer | None = None
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
     """Boards (tables, 2, 5) from the standard cards, and 7 cards for each of the six seats;
-    `dealer` may bias some tables' deal (`shuffle.py`)."""
+    `dealer` may bias some tables' deal (`shuffle.py`).
+
+    A table with jokers deals its 54 cards players first, and its boards from the standard
+    cards left (jokers go to players only): a player's card is any of the 54 alike, as in
+    the examples (a seat holds 0.26 jokers a hand there, 14/54; boards first would give
+    14/44). Without jokers the boards come first; the order does not matter then.
+    """
     n = len(jokers)
-    order = np.argsort(rng.random((n, 52)), axis=1).astype(np.int8)
+    draws = rng.random((n, 52))
+    order = np.argsort(draws, axis=1).astype(np.int8)
     rest = np.concatenate([order[:, 10:], np.full((n, 2), JOKER, np.int8)], axis=1)
     # Without jokers the two extra slots sort last and are never dealt (42 cards are).
     weight = rng.random(rest.shape)
@@ -167,26 +174,32 @@ def deal(
     deck = np.concatenate(
         [order[:, :10], np.take_along_axis(rest, np.argsort(weight, axis=1), axis=1)], axis=1
     )
+    if jokers.any():  # the same draws, two more for the jokers: one shuffle of all 54
+        shuffled = np.argsort(np.concatenate([draws, weight[:, :2]], axis=1)[jokers], axis=1)
+        deck[jokers] = _players_first(_FACTORY[shuffled])
     if dealer is not None and not dealer.fair:
         biased = dealer.biased(n)
         if dealer.bias is Bias.naive:
-            deck[biased] = _naive_deal(dealer, jokers[biased])
+            sizes = np.where(jokers[biased], 54, 52)
+            deck[biased] = _players_first(_FACTORY[naive_shuffle(dealer.rng, sizes, 54)])
         seat_one = np.zeros(deck.shape[1], dtype=bool)
         seat_one[10:17] = True
         dealer.favour(deck, np.broadcast_to(seat_one, deck.shape), biased)
     return deck[:, :10].reshape(n, 2, 5), deck[:, 10:52].reshape(n, SEATS, 7)
 
 
-def _naive_deal(dealer: Dealer, jokers: Flags) -> npt.NDArray[np.int8]:
-    """Decks in factory order (jokers last) shuffled by the naive swap; the boards are its
-    first ten standard cards, the seats' cards what follows (tables, 54)."""
-    factory = np.r_[np.arange(52), JOKER, JOKER].astype(np.int8)
-    cards = factory[naive_shuffle(dealer.rng, np.where(jokers, 54, 52), len(factory))]
-    standard = cards != JOKER
+_FACTORY = np.r_[np.arange(52), JOKER, JOKER].astype(np.int8)  # the deck as it comes
+
+
+def _players_first(cards: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+    """Decks of 54 in the order dealt (a deck without jokers keeps them last), as the deal
+    lays them out: the boards (the first ten standard cards after the seats'), the six
+    seats' 42 cards, and the two left."""
+    seats, left = cards[:, :42], cards[:, 42:]
+    standard = left != JOKER
     board = standard & (np.cumsum(standard, axis=1) <= 10)
-    # Boards first, then the rest, each in deck order.
-    first = np.argsort(~board, axis=1, kind="stable")
-    return np.take_along_axis(cards, first, axis=1)
+    left = np.take_along_axis(left, np.argsort(~board, axis=1, kind="stable"), axis=1)
+    return np.concatenate([left[:, :10], seats, left[:, 10:]], axis=1)
 
 
 def settings_for(
