@@ -46,6 +46,10 @@ demo: $(STAMP)
 	@echo
 	@echo "An open-face hand, in Fantasyland (handaudit explain P111008-000016):"
 	@$(BIN)/handaudit explain P111008-000016 --db audit/audit.duckdb
+	@echo
+	@echo "Was the deal fair? (handaudit report fairness --variant taiwanese_jokers):"
+	@$(BIN)/handaudit report fairness --db audit/audit.duckdb --variant taiwanese_jokers \
+		| grep -v premium
 
 # Regenerate the bundled sample (same seed, same bytes).
 sample: $(STAMP)

@@ -138,15 +138,16 @@ def test_no_bias_deals_what_the_fair_simulator_deals(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_fair_seeds_are_flagged_at_most_at_the_stated_rate(tmp_path: Path) -> None:
-    """Forty fair Taiwanese histories of 1,500 hands: the report promises a family-wise
-    false-alarm rate of 1%, so three or more flagged would happen by chance once in 140."""
+    """Thirty fair Taiwanese histories of 1,500 hands: the report promises a family-wise
+    false-alarm rate of 1%, so three or more flagged would happen by chance once in 280.
+    (scripts/fairness_power.py measures the rate over a hundred seeds of every game.)"""
     flagged = 0
-    for seed in range(40):
+    for seed in range(30):
         root = tmp_path / str(seed)
         generate(root / "in" / "h.jsonl", tables=6, hands=250, seed=100 + seed,
                  dealer=Dealer(Bias.fair))  # fmt: skip
         verify([root / "in"], root / "audit")
         report = fairness_report(root / "audit" / "audit.duckdb", Filters(), 0.01)
         flagged += report.totals["flagged"] > 0
-    assert stats.binom.sf(2, 40, 0.01) < 0.01
+    assert stats.binom.sf(2, 30, 0.01) < 0.005
     assert flagged <= 2

@@ -1,5 +1,6 @@
 """Every game's simulator at the sizes where rare mistakes show: at least 50,000 hands of
-each, generated without faults, verify with no finding and nothing quarantined.
+each, generated without faults, verify with no finding and nothing quarantined, and
+their deal passes the fairness report (a fair shuffle, dealt as the rules deal).
 
 A mistake that shows once in 5,000 hands (a player's id reused for a new stack, a
 seat's Fantasyland handed to its next player) is invisible in a fixture of a few
@@ -16,6 +17,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipeline.outputs.fairness import fairness_report
+from pipeline.outputs.reports import Filters
 from tests.conftest import ROOT
 
 # (variant, tables, hands a table): 50,000 hands or more each.
@@ -58,3 +61,6 @@ def test_fifty_thousand_generated_hands_of_every_game_verify_clean(tmp_path: Pat
             quarantined = con.execute("SELECT count(*) FROM quarantine").fetchall()[0][0]
         assert verified == tables * hands >= 50_000, said[variant]
         assert (findings, quarantined) == ([], 0), (variant, said[variant])
+        fairness = fairness_report(tmp_path / variant / "audit.duckdb", Filters(), 0.01)
+        flagged = [row for row in fairness.rows.to_pylist() if row["flagged"]]
+        assert fairness.totals["tests"] > 5 and not flagged, (variant, flagged)
