@@ -2,8 +2,10 @@
 -- register `premium_kinds` says which kinds each game has (a Home Run; a scoop, a natural,
 -- a Fantasyland entry) and names the outcome they form together (`outcome`); a
 -- player-hand has the outcome when any of its kinds came (a Fantasyland entry only from
--- outside it). Per player and outcome, grouped by how many of a hand's players had it
--- (`had`) of how many played (`players`): the player's hands so, and those with it.
+-- outside it). A player in Fantasyland is dealt more cards than the others: within a hand,
+-- players are compared only with those in the same state (in Fantasyland or not). Per
+-- player and outcome, grouped by how many of those players had it (`had`) of how many
+-- there were (`players`): the player's hands so, and those with it.
 WITH swept AS (
     SELECT hand_id, seat,
            bool_or(decided = 'home_run') AS home_run,
@@ -18,7 +20,8 @@ WITH swept AS (
     GROUP BY ALL
 ),
 outcomes AS (
-    SELECT p.hand_id, p.player_id, p.n_players AS players, k.outcome,
+    SELECT p.hand_id, p.player_id, p.n_players, k.outcome,
+           coalesce(p.fantasyland, false) AS landed,
            (k.home_run AND coalesce(s.home_run, false))
            OR (k.scoop AND coalesce(s.scoop, false))
            OR (k."natural" AND p."natural" IS NOT NULL)
@@ -28,14 +31,20 @@ outcomes AS (
     JOIN premium_kinds k USING (variant)
     LEFT JOIN swept s USING (hand_id, seat)
 ),
-had AS (  -- the hits are few: counted apart and joined back
-    SELECT hand_id, count(*) AS had FROM outcomes WHERE hit GROUP BY hand_id
+landed AS (  -- the players in Fantasyland: few, counted apart
+    SELECT hand_id, count(*) AS in_fantasyland FROM outcomes WHERE landed GROUP BY hand_id
+),
+had AS (  -- the hits are few too
+    SELECT hand_id, landed, count(*) AS had FROM outcomes WHERE hit GROUP BY ALL
 )
-SELECT o.player_id, o.outcome, coalesce(h.had, 0) AS had, o.players,
+SELECT o.player_id, o.outcome, coalesce(h.had, 0) AS had,
+       CASE WHEN o.landed THEN l.in_fantasyland
+            ELSE o.n_players - coalesce(l.in_fantasyland, 0) END AS players,
        count(*) AS hands,
        count(*) FILTER (WHERE o.hit) AS hits
 FROM outcomes o
-LEFT JOIN had h USING (hand_id)
+LEFT JOIN landed l ON l.hand_id = o.hand_id
+LEFT JOIN had h ON h.hand_id = o.hand_id AND h.landed = o.landed
 WHERE getvariable('player_id') IS NULL OR o.player_id = getvariable('player_id')
 GROUP BY ALL
-ORDER BY o.outcome, o.player_id, had, o.players
+ORDER BY o.outcome, o.player_id, had, players
