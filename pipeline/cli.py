@@ -269,6 +269,11 @@ def explain_command(
         say(explain(db, hand_id))
 
 
+def _share(flag: str, text: str, metavar: str = "SHARE") -> Any:
+    """An option that takes a share, from 0 to 1."""
+    return typer.Option(flag, metavar=metavar, min=0.0, max=1.0, help=text)
+
+
 @command("generate", cls=_Command)
 def generate_command(
     out: Annotated[
@@ -278,18 +283,8 @@ def generate_command(
     tables: Annotated[int, typer.Option("--tables", metavar="T", min=1, help="Tables.")] = 8,
     hands: Annotated[int, typer.Option("--hands", metavar="H", min=1, help="Hands a table.")] = 50,
     seed: Annotated[int, typer.Option("--seed", metavar="S", help="Same seed, same output.")] = 1,
-    jokers: Annotated[
-        float,
-        typer.Option(
-            "--jokers", metavar="SHARE", min=0.0, max=1.0, help="Share of Taiwanese Jokers tables."
-        ),
-    ] = 0.5,
-    faults: Annotated[
-        float,
-        typer.Option(
-            "--faults", metavar="RATE", min=0.0, max=1.0, help="Share of hands given a fault."
-        ),
-    ] = 0.0,
+    jokers: Annotated[float, _share("--jokers", "Share of Taiwanese Jokers tables.")] = 0.5,
+    faults: Annotated[float, _share("--faults", "Share of hands given a fault.", "RATE")] = 0.0,
     fmt: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="jsonl, json or parquet.")
     ] = "jsonl",
@@ -314,21 +309,10 @@ def generate_command(
             "with hearts) or naive (the swap-with-any-position shuffle).",
         ),
     ] = "fair",
-    bias_share: Annotated[
-        float,
-        typer.Option(
-            "--bias-share", metavar="SHARE", min=0.0, max=1.0, help="Share of hands biased."
-        ),
-    ] = 1.0,
+    bias_share: Annotated[float, _share("--bias-share", "Share of hands biased.")] = 1.0,
     bias_strength: Annotated[
         float,
-        typer.Option(
-            "--bias-strength",
-            metavar="P",
-            min=0.0,
-            max=1.0,
-            help="suit: chance each card of seat 1 not a heart is exchanged for one.",
-        ),
+        _share("--bias-strength", "suit: chance each card of seat 1 not a heart is swapped.", "P"),
     ] = 0.25,
 ) -> None:
     """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
