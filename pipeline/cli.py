@@ -269,6 +269,12 @@ def explain_command(
         say(explain(db, hand_id))
 
 
+_GAMES = (
+    "taiwanese (Taiwanese Jokers tables too, with --jokers), chinese (closed Chinese), ofc "
+    "(Open-Face Chinese) or pineapple_ofc (Pineapple)."
+)
+
+
 def _share(flag: str, text: str, metavar: str = "SHARE") -> Any:
     """An option that takes a share, from 0 to 1."""
     return typer.Option(flag, metavar=metavar, min=0.0, max=1.0, help=text)
@@ -288,15 +294,7 @@ def generate_command(
     fmt: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="jsonl, json or parquet.")
     ] = "jsonl",
-    variant: Annotated[
-        str,
-        typer.Option(
-            "--variant",
-            metavar="GAME",
-            help="taiwanese (Taiwanese Jokers tables too, with --jokers), chinese (closed "
-            "Chinese), ofc (Open-Face Chinese) or pineapple_ofc (Pineapple).",
-        ),
-    ] = "taiwanese",
+    variant: Annotated[str, typer.Option("--variant", metavar="GAME", help=_GAMES)] = "taiwanese",
     scoring: Annotated[
         str, typer.Option("--scoring", metavar="METHOD", help="chinese: 1-6 or 2-4.")
     ] = "1-6",
@@ -322,7 +320,6 @@ def generate_command(
     from pipeline.helpers.progress import Progress
 
     with exit_codes("; the file may be incomplete"), cached_tables():
-        dealer = dealer_for(bias, bias_share, bias_strength, seed)
         result = generate(
             out,
             tables=tables,
@@ -334,12 +331,9 @@ def generate_command(
             progress=Progress(),
             variant=variant,
             scoring=scoring,
-            dealer=dealer,
+            dealer=dealer_for(bias, bias_share, bias_strength, seed),
         )
-    listed = (
-        f"; {result.faults} faults listed in {result.faults_path}" if result.faults_path else ""
-    )
-    say(f"wrote {result.hands:,} hands to {result.path}{listed or ''}", err=True)
+    say(result.said(), err=True)
 
 
 @command("report", cls=_Command)

@@ -32,6 +32,11 @@ class Generated:
     path: Path
     faults_path: Path | None
 
+    def said(self) -> str:
+        """What was written, in a sentence."""
+        listed = f"; {self.faults} faults listed in {self.faults_path}" if self.faults_path else ""
+        return f"wrote {self.hands:,} hands to {self.path}{listed}"
+
 
 def generate(
     out: Path,
