@@ -53,6 +53,7 @@ RANK_NAMES = (
     "aces",
 )
 REST = "rest"  # the cards no group was dealt
+PREMIUM = "premium: "  # how the players' tests are named
 _PLAYER = "player"  # the group of the player chosen by --player
 KINDS = {
     "home_run": "Home Runs",
@@ -80,7 +81,8 @@ SPEC = ReportSpec(
     total={},
     headline=(
         "{tests} tests made ({insufficient} with insufficient data); {flagged} flagged at a "
-        "family-wise false-alarm rate of {alpha}"
+        "family-wise false-alarm rate of {alpha} (Holm, half the rate for the deal's tests and "
+        "half for the players, those too few hands left untested included)"
     ),
     sql="",
     notes=NOTES,
@@ -109,6 +111,7 @@ class Test:
     cards: int | None
     verdict: Verdict
     detail: str
+    untested: int = 0  # players this row stands for, too few hands to test (premium)
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,7 @@ class Counts:
     cards: pa.Table
     order: pa.Table
     premium: pa.Table
+    premium_order: pa.Table
     by_player: bool
 
 
@@ -130,13 +134,16 @@ def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
         try:
             for view in (_HANDS_VIEW, _PLAYERS_VIEW, _CARDS_VIEW, _SIZES_VIEW):
                 con.execute(view)
-            cuts, cards, order, premium = (
+            con.execute((COUNTS / "outcomes.sql").read_text())
+            cuts, cards, order, premium, premium_order = (
                 con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
-                for name in ("cuts", "cards", "order", "premium")
+                for name in ("cuts", "cards", "order", "premium", "premium_order")
             )
         except duckdb.Error as error:
             raise ReportError(f"The fairness report failed on {db}: {error}") from None
-        counts = Counts(cuts, cards, order, premium, by_player=filters.player_id is not None)
+        counts = Counts(
+            cuts, cards, order, premium, premium_order, by_player=filters.player_id is not None
+        )
         return counts, period(con, filters)
 
 
@@ -152,7 +159,8 @@ def tested(counts: Counts, filters: Filters, alpha: float, covered: str) -> Repo
         *order_tests(counts, filters),
         *premium_tests(counts, filters),
     ]
-    flags = fairness.holm([t.verdict.p_value for t in tests], alpha)
+    weights, untested = _weights(tests)
+    flags = fairness.holm([t.verdict.p_value for t in tests], alpha, weights, untested)
     rows = pa.Table.from_pylist(
         [_row(t, f) for t, f in zip(tests, flags, strict=True)], schema=COLUMNS
     )
@@ -165,6 +173,22 @@ def tested(counts: Counts, filters: Filters, alpha: float, covered: str) -> Repo
     }
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return ReportResult(SPEC, filters, rows, covered, generated, totals)
+
+
+def _weights(tests: list[Test]) -> tuple[list[float], float]:
+    """Each test's share of the false-alarm rate, and the untested players': half for the
+    deal's tests, half for the players (each player alike, the untested too), so that
+    thousands of players do not drown the deal's few tests; all to one kind when the
+    other has none."""
+    players = [t.test.startswith(PREMIUM) for t in tests]
+    made = sum(not p and t.verdict.p_value is not None for p, t in zip(players, tests, strict=True))
+    people = sum(p and t.verdict.p_value is not None for p, t in zip(players, tests, strict=True))
+    untested = sum(t.untested for t in tests)
+    deal_share = 0.5 if made and (people + untested) else 1.0 if made else 0.0
+    per_deal = deal_share / max(made, 1)
+    per_player = (1.0 - deal_share) / max(people + untested, 1)
+    weights = [per_player if p else per_deal for p in players]
+    return weights, per_player * untested
 
 
 def _row(test: Test, flagged: bool | None) -> dict[str, object]:
@@ -193,7 +217,7 @@ _IN_SCOPE = """(getvariable('player_id') IS NULL OR hand_id IN
     (SELECT hand_id FROM players WHERE player_id = getvariable('player_id')))"""
 _HANDS_VIEW = f"""
 CREATE OR REPLACE TEMP VIEW fair_hands AS
-SELECT hand_id, table_id, variant, n_players, {_IN_SCOPE} AS in_scope,
+SELECT hand_id, table_id, variant, n_players, started_at, {_IN_SCOPE} AS in_scope,
        concat_ws(' ', board_1, board_2) AS boards
 FROM hands
 WHERE (getvariable('from_day') IS NULL OR day >= getvariable('from_day'))
@@ -202,7 +226,8 @@ WHERE (getvariable('from_day') IS NULL OR day >= getvariable('from_day'))
   AND (getvariable('variant') IS NULL OR variant = getvariable('variant'))"""
 _PLAYERS_VIEW = f"""
 CREATE OR REPLACE TEMP VIEW fair_players AS
-SELECT p.hand_id, h.table_id, h.variant, h.n_players, h.in_scope, p.seat, p.player_id,
+SELECT p.hand_id, h.table_id, h.variant, h.n_players, h.started_at, h.in_scope, p.seat,
+       p.player_id,
        p."natural",
        p.fantasyland, p.fantasyland_next,
        CASE WHEN getvariable('player_id') IS NULL THEN p.seat
@@ -527,47 +552,44 @@ def order_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
 
 
 def premium_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
-    """Per player: their premium outcomes against the other players of the same hands.
-    Players whose hands leave fewer than MIN_EXPECTED outcomes to expect are screened out
-    at once (one row per outcome says how many); the others are tested one by one."""
-    premium = counts.premium
-    if premium.num_rows == 0:
-        return
-    column = {c: premium[c].to_numpy() for c in ("had", "players", "hands", "hits")}
-    chance = column["had"] / column["players"]
-    doubt = (chance > 0) & (chance < 1)
-    runs = _runs(premium)
-    expected = np.add.reduceat(np.where(doubt, chance * column["hands"], 0.0), runs)
-    hands = np.add.reduceat(column["hands"], runs)
-    hits = np.add.reduceat(column["hits"], runs)
-    players, outcomes = premium["player_id"].to_pylist(), premium["outcome"].to_pylist()
-    ends = [*runs[1:], premium.num_rows]
-    for r in np.flatnonzero(expected >= fairness.MIN_EXPECTED):
-        rows = slice(runs[r], ends[r])
-        verdict = fairness.premium_test(int(hits[r]), chance[rows], column["hands"][rows])
-        shared = (column["had"][rows] * column["hands"][rows]).sum() - hits[r]
-        seats = ((column["players"][rows] - 1) * column["hands"][rows]).sum()
+    """Per player: their premium outcomes against the other players of the same hands
+    (`fairness.premium_evidence`). Players whose hands in doubt leave fewer than
+    MIN_EXPECTED outcomes to expect are one row per outcome."""
+    totals, order = counts.premium, counts.premium_order
+    starts = _runs(order)
+    outcomes, players = (pc.take(order[c], starts).to_pylist() for c in ("outcome", "player_id"))
+    keys = zip(outcomes, players, strict=True)
+    chance, hit = order["chance"].to_numpy(), order["hit"].to_numpy(zero_copy_only=False)
+    p_values = dict(zip(keys, fairness.premium_evidence(chance, hit, starts), strict=True))
+    untested: dict[str, list[int]] = {}
+    for row in totals.to_pylist():
+        outcome, player, hands, hits = row["outcome"], row["player_id"], row["hands"], row["hits"]
+        if (row["share_in_doubt"] or 0.0) < fairness.MIN_EXPECTED:
+            untested.setdefault(outcome, []).append(hands)
+            continue
+        share = row["share"]
+        verdict = Verdict(hands, hits / share, None, float(p_values[outcome, player]))
+        seats, others = row["others_hands"], row["others_hits"]
         detail = (
-            f"{hits[r]:,} in {hands[r]:,} hands ({hits[r] / hands[r]:.2%}), "
-            f"{(chance[rows] * column['hands'][rows]).sum():,.1f} their fair share; the other "
-            f"players of the same hands {shared / max(seats, 1):.2%} ({shared:,} in {seats:,})"
+            f"{hits:,} in {hands:,} hands ({hits / hands:.2%}), {share:,.1f} their fair share; "
+            f"the other players of the same hands {others / max(seats, 1):.2%} "
+            f"({others:,} in {seats:,})"
         )
-        scope = _scope(f"player {players[runs[r]]}", Filters(table_id=filters.table_id))
-        yield Test(f"premium: {outcomes[runs[r]]}", scope, int(hands[r]), None, verdict, detail)
-    few = expected < fairness.MIN_EXPECTED
-    run_outcome = np.array([outcomes[i] for i in runs])
-    for outcome in dict.fromkeys(run_outcome[few].tolist()):
-        mine = few & (run_outcome == outcome)
-        who = f"{int(mine.sum()):,} player" + ("s" if mine.sum() > 1 else "")
+        scope = _scope(f"player {player}", Filters(table_id=filters.table_id))
+        yield Test(f"{PREMIUM}{outcome}", scope, hands, None, verdict, detail)
+    for outcome, sizes in untested.items():
         detail = f"each player needs {fairness.MIN_EXPECTED:g} to expect; these had fewer hands"
-        verdict = Verdict(int(hands[mine].sum()), insufficient="insufficient data")
+        who = f"{len(sizes):,} player" + ("s" if len(sizes) > 1 else "")
+        verdict = Verdict(sum(sizes), insufficient="insufficient data")
         scope = _scope(who, Filters(table_id=filters.table_id))
-        yield Test(f"premium: {outcome}", scope, verdict.sample, None, verdict, detail)
+        yield Test(f"{PREMIUM}{outcome}", scope, verdict.sample, None, verdict, detail, len(sizes))
 
 
 def _runs(premium: pa.Table) -> npt.NDArray[np.int64]:
     """Where each player's rows of one outcome begin (the rows come sorted by outcome and
     player)."""
+    if premium.num_rows == 0:
+        return np.zeros(0, dtype=np.int64)
     keys = [
         pc.dictionary_encode(premium[c].combine_chunks()).indices for c in ("outcome", "player_id")
     ]

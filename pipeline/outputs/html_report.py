@@ -235,15 +235,15 @@ def _rejects_and_worst(audit: _Audit) -> str:
 
 def _fairness(db: Path) -> str:
     """The deal fairness report: a card-by-seat heat map per game, and its tests."""
-    from pipeline.outputs.fairness import card_grid, dealt_by_game, read_counts, tested
+    from pipeline.outputs.fairness import PREMIUM, card_grid, dealt_by_game, read_counts, tested
     from pipeline.outputs.reports import Filters
 
     counts, covered = read_counts(db, Filters())
     result = tested(counts, Filters(), 0.01, covered)
     rows = result.rows.to_pylist()
-    deal = [r for r in rows if not r["test"].startswith("premium")]
+    deal = [r for r in rows if not r["test"].startswith(PREMIUM)]
     players = sorted(
-        (r for r in rows if r["test"].startswith("premium") and r["p_value"] is not None),
+        (r for r in rows if r["test"].startswith(PREMIUM) and r["p_value"] is not None),
         key=lambda r: (not r["flagged"], r["p_value"]),
     )
     shown = [r for i, r in enumerate(players) if r["flagged"] or i < PLAYER_TESTS_SHOWN]

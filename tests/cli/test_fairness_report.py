@@ -93,14 +93,14 @@ def test_the_naive_shuffle_is_flagged_by_rank_and_card(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["clean", "faults", "family/clean"])
 def test_the_reference_deals_pass(name: str, tmp_path: Path) -> None:
-    """The example sets settled by the independent reference are dealt fairly: no deal
-    test flags them (they deal jokers to players from all 54 cards). The family set's
-    premium test flags one player, 21 scoops or Fantasyland entries in 36 hands, 12.2 their
-    fair share: a player better or luckier than the table, which the deal tests clear."""
+    """The example sets settled by the independent reference are dealt fairly: nothing is
+    flagged (they deal jokers to players from all 54 cards). The family set's luckiest
+    player, 21 scoops or Fantasyland entries in 36 hands where 12.2 were their fair share,
+    stays under the rate: p = 0.0014 among 35 players' tests."""
     handaudit("verify", str(EXAMPLES / name), "--out", str(tmp_path))
     rows = _report(tmp_path / "audit.duckdb")["rows"]
     flagged = [(r["test"], r["scope"]) for r in rows if r["flagged"]]
-    assert flagged in ([], [("premium: scoops or Fantasyland entries", "player P111005-p5")])
+    assert flagged == []
     assert any(r["test"] == "card by seat" and r["p_value"] for r in rows)
 
 
@@ -127,15 +127,16 @@ def test_every_format_and_the_filters(fair: Path, tmp_path: Path) -> None:
     assert written.returncode == 0, written.stderr
     assert pq.read_table(out).num_rows == len(_report(fair)["rows"])
     with duckdb.connect(str(fair), read_only=True) as con:
-        most = con.sql(
+        by_hands = con.sql(
             "SELECT player_id, any_value(variant) FROM players JOIN hands USING (hand_id) "
-            "GROUP BY player_id ORDER BY count(*) DESC, player_id LIMIT 1"
-        ).fetchall()[0]
+            "GROUP BY player_id ORDER BY count(*) DESC, player_id"
+        ).fetchall()
+    most, fewest = by_hands[0], by_hands[-1]
     player = _report(fair, "--player", most[0])["rows"]
     assert all("player" in r["scope"] for r in player)
     suit = next(r for r in player if r["test"] == "suit by player")
     assert suit["scope"] == f"{most[1]}, player {most[0]}" and suit["p_value"] is not None
-    few = _report(fair, "--player", "G00001-p1")["rows"]  # 15 hands: the player merged away
+    few = _report(fair, "--player", fewest[0])["rows"]  # a hand or two: the player merged away
     assert all(r["verdict"] == "insufficient data" for r in few if r["test"] == "card by player")
     bad = handaudit("report", "fairness", "--db", str(fair), "--alpha", "1.5")
     assert bad.returncode == 2 and "--alpha" in bad.stderr
