@@ -29,7 +29,8 @@ player-hands is normal for many hands.
 Fantasyland entry against the other players of the same hands (`premium_evidence`):
 one-sided (is the player favoured?), valid however long each player stayed.
 
-Every p-value comes from scipy; `holm` decides which are flagged at a family-wise rate.
+The chi-square tails come from scipy, the players' p-values from Ville's inequality; `holm`
+decides which are flagged at a family-wise rate.
 """
 
 from __future__ import annotations
