@@ -140,6 +140,7 @@ def test_every_format_and_the_filters(fair: Path, tmp_path: Path) -> None:
     assert all(r["verdict"] == "insufficient data" for r in few if r["test"] == "card by player")
     bad = handaudit("report", "fairness", "--db", str(fair), "--alpha", "1.5")
     assert bad.returncode == 2 and "--alpha" in bad.stderr
+    assert "fairness" in handaudit("report", "--list").stdout
 
 
 def test_a_day_without_hands_has_no_tests(fair: Path) -> None:
