@@ -270,6 +270,7 @@ def _heat_map(game: str, groups: list[str], observed: Any, expected: Any, z: Any
     """Each group's count of each card against what a fair deal expects, as inline SVG:
     red where a group got a card more often, blue less, by standard deviations (4+ full)."""
     from pipeline.core.cards import CANONICAL
+    from pipeline.outputs.fairness import SUITS
 
     size, left, top = 13, 110, 30
     width, height = left + 52 * size + 10, top + len(groups) * size + 40
@@ -296,7 +297,7 @@ def _heat_map(game: str, groups: list[str], observed: Any, expected: Any, z: Any
                 f"{CANONICAL[c]}: {observed[g, c]:,.0f} dealt, {expected[g, c]:,.1f} "
                 f"expected ({z[g, c]:+.1f} sd)</title></rect>"
             )
-    for s, suit in enumerate(("clubs", "diamonds", "hearts", "spades")):
+    for s, suit in enumerate(SUITS):
         x = left + (s * 13 + 6.5) * size
         parts.append(
             f'<text x="{x}" y="{top + len(groups) * size + 12}" font-size="10" '
