@@ -15,7 +15,6 @@ from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.engine.append import append_to
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.engine.table_cache import cached_tables
-from pipeline.helpers.interrupts import interrupts_held
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
 from pipeline.ingest.sources import input_files
@@ -64,8 +63,7 @@ def _verify(
             summary = summarize(store.con, run, store.final)
             run.digests = list(digests)
             insert_rows(store.con, "runs", run_row(run, summary))
-            with interrupts_held():  # once swapped in, the audit is done: Ctrl-C came late
-                summary.database = store.commit(parquet=parquet)
+            summary.database = store.commit(parquet=parquet)
         except BaseException:
             store.discard()
             raise

@@ -22,6 +22,7 @@ from pipeline.core.checks.table import QUARANTINE_APPEARANCES
 from pipeline.core.evaluator.values import hand_values
 from pipeline.core.games import LAYOUTS, Layout, Variant
 from pipeline.helpers.errors import AuditError
+from pipeline.helpers.interrupts import interrupts_held
 from pipeline.helpers.packing import CARDS, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
 from pipeline.ingest.quarantine import Quarantined
@@ -241,10 +242,14 @@ class AuditStore:
         return self.con.execute(sql, list(params)).fetchall()
 
     def commit(self, parquet: bool = False) -> Path:
-        """Write what is buffered, close, and atomically replace the previous audit."""
+        """Write what is buffered, close, and atomically replace the previous audit. Ctrl-C
+        interrupts the writing (the previous audit stays), but is held over the swap:
+        once swapped in, the audit is done, and an interrupt then must not report it
+        undone."""
         self.finish(parquet)
-        retire_log(self.final, self.out_dir)
-        os.replace(self.partial, self.final)
+        with interrupts_held():
+            retire_log(self.final, self.out_dir)
+            os.replace(self.partial, self.final)
         return self.final
 
     def finish(self, parquet: bool = False) -> Path:
