@@ -403,11 +403,11 @@ def deal_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
     where the jokers went; and the jokers by seat where the game deals them."""
     by = "player" if counts.by_player else "seat"
     for dealt in dealt_by_game(counts):
-        scope = _scope(dealt.game.name, filters)
+        scope = _scope(dealt.game.name, filters.table_id, filters.player_id)
         standard, deals = dealt.standard, dealt.deals()
         for category, member, labels in _CATEGORIES:
             observed, in_deck = standard @ member, member.sum(axis=0)
-            verdict = _focused(fairness.partition_test(deals, observed, in_deck), counts)
+            verdict = _focused(fairness.partition_test(deals, observed, in_deck), counts.by_player)
             detail = _largest(deals, observed, in_deck, labels, verdict)
             cards = int(standard[:-1].sum())
             yield Test(f"{category} by {by}", scope, dealt.hands, cards, verdict, detail)
@@ -439,9 +439,7 @@ def _joker_test(dealt: Dealt, name: str, scope: str, by_player: bool) -> Test:
     in_deck = np.array([game.jokers, N_STANDARD], dtype=np.float64)
     observed[-1] = dealt.hands * in_deck - observed[:-1].sum(axis=0)
     deals = dealt.deals(deck, keep=players)
-    verdict = fairness.partition_test(deals, observed, in_deck)
-    if by_player:
-        verdict = _focused(verdict, by_player)
+    verdict = _focused(fairness.partition_test(deals, observed, in_deck), by_player)
     detail = _largest(deals, observed, in_deck, ("jokers", "standard cards"), verdict)
     return Test(name, scope, dealt.hands, int(observed[:-1].sum()), verdict, detail)
 
@@ -449,10 +447,9 @@ def _joker_test(dealt: Dealt, name: str, scope: str, by_player: bool) -> Test:
 _BOARDS = "boards"
 
 
-def _focused(verdict: Verdict, counts: Counts | bool) -> Verdict:
+def _focused(verdict: Verdict, by_player: bool) -> Verdict:
     """With --player, a test whose player had to be merged with another group (too few
     cards to expect) says nothing of the player: insufficient data."""
-    by_player = counts if isinstance(counts, bool) else counts.by_player
     if by_player and verdict.p_value is not None and _PLAYER not in verdict.groups:
         return Verdict(verdict.sample, insufficient="insufficient data")
     return verdict
@@ -509,12 +506,13 @@ def _standardized(
         return np.where(shown, (observed - expected) / sd, 0.0)
 
 
-def _scope(variant: str, filters: Filters) -> str:
-    parts = [variant]
-    if filters.table_id is not None:
-        parts.append(f"table {filters.table_id}")
-    if filters.player_id is not None:
-        parts.append(f"player {filters.player_id}")
+def _scope(who: str, table_id: str | None, player_id: str | None = None) -> str:
+    """What a test covers: a game or players, at the table and of the player filtered."""
+    parts = [who]
+    if table_id is not None:
+        parts.append(f"table {table_id}")
+    if player_id is not None:
+        parts.append(f"player {player_id}")
     return ", ".join(parts)
 
 
@@ -543,7 +541,7 @@ def order_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
             )
             yield Test(
                 f"deal order: {kind}",
-                _scope(name, filters),
+                _scope(name, filters.table_id, filters.player_id),
                 int(players.sum()),
                 int(players @ column["n"]),
                 verdict,
@@ -575,13 +573,13 @@ def premium_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
             f"the other players of the same hands {others / max(seats, 1):.2%} "
             f"({others:,} in {seats:,})"
         )
-        scope = _scope(f"player {player}", Filters(table_id=filters.table_id))
+        scope = _scope(f"player {player}", filters.table_id)
         yield Test(f"{PREMIUM}{outcome}", scope, hands, None, verdict, detail)
     for outcome, sizes in untested.items():
         detail = f"each player needs {fairness.MIN_EXPECTED:g} to expect; these had fewer hands"
         who = f"{len(sizes):,} player" + ("s" if len(sizes) > 1 else "")
         verdict = Verdict(sum(sizes), insufficient="insufficient data")
-        scope = _scope(who, Filters(table_id=filters.table_id))
+        scope = _scope(who, filters.table_id)
         yield Test(f"{PREMIUM}{outcome}", scope, verdict.sample, None, verdict, detail, len(sizes))
 
 
