@@ -14,8 +14,9 @@ import duckdb
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from pipeline.helpers import interrupts
 from pipeline.helpers.display import for_terminal
-from pipeline.helpers.errors import AuditError, ExitCode
+from pipeline.helpers.errors import AuditError, ExitCode, os_sentence
 from pipeline.helpers.memory import keep_freed_memory
 
 if TYPE_CHECKING:
@@ -63,20 +64,27 @@ command = app.command
 def exit_codes(after: str = "") -> Iterator[None]:
     """The one mapping of errors to exit codes, with words on stderr, never a traceback.
 
-    `after` says what the failure left behind (such as an audit left unchanged).
+    `after` says what a failure left behind (such as an audit left unchanged). Once a
+    Ctrl-C was received, whatever it made fail (a DuckDB statement stops with an error
+    of its own) is the interrupt, told by what it did to the audit (`interrupts`).
     """
     try:
         yield
-    except AuditError as error:
-        _fail(str(error), error.exit_code)
-    except (OSError, duckdb.IOException) as error:  # a file that cannot be read or written
-        _fail(f"{error}{after}", ExitCode.COULD_NOT_RUN)
-    except KeyboardInterrupt:
-        _fail(f"interrupted{after}", ExitCode.INTERRUPTED)
+    except BaseException as error:
+        if interrupts.received() or isinstance(error, KeyboardInterrupt):
+            _fail(interrupts.sentence(), ExitCode.INTERRUPTED)
+        if isinstance(error, AuditError):
+            _fail(str(error), error.exit_code)
+        if isinstance(error, OSError):  # a file that cannot be read or written
+            _fail(f"{os_sentence(error)}{after}", ExitCode.COULD_NOT_RUN)
+        if isinstance(error, duckdb.IOException):
+            _fail(f"{error}{after}", ExitCode.COULD_NOT_RUN)
+        raise
 
 
 def _fail(message: str, code: ExitCode) -> None:
-    say(f"handaudit: {message}", err=True)
+    if code is not ExitCode.INTERRUPTED or interrupts.tell():
+        say(f"handaudit: {message}", err=True)
     raise typer.Exit(int(code)) from None
 
 
@@ -200,7 +208,8 @@ def verify_command(
     kept = "the audit in it is unchanged" if append else "one already in it is unchanged"
     with exit_codes(f"; nothing was written to {out} ({kept})"):
         summary = _verify(inputs, out, parquet, workers, engine, master, append)
-    say(summary.text())
+        interrupts.pause_at("printing")
+        say(summary.text())
     raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
 
 
@@ -431,5 +440,22 @@ def _show(text: str | None, fmt: str) -> None:
 
 
 def main() -> None:
+    """The command, with Ctrl-C told at any moment: while a command runs, its exit_codes
+    tell it; before or after (the summary printed), here."""
     keep_freed_memory()
-    app()
+    interrupts.install()
+    code: int | str | None = 0
+    try:
+        try:
+            app()
+        finally:
+            interrupts.settle()  # the command has ended: a Ctrl-C from now on is counted
+    except SystemExit as done:
+        code = done.code
+    except KeyboardInterrupt:
+        code = ExitCode.INTERRUPTED
+    if interrupts.received():
+        code = ExitCode.INTERRUPTED
+        if interrupts.tell():
+            say(f"handaudit: {interrupts.sentence()}", err=True)
+    sys.exit(code)

@@ -8,9 +8,10 @@
    rules are judged again for every table the new records touch, from its first new
    hand number on (the hands before it cannot change), and the run's row is written.
    Anything that fails rolls the transaction back: the audit is as it was.
-3. The commit goes to DuckDB's write-ahead log; DuckDB checkpoints it into the file
-   when the log passes `ledger.LOG_LIMIT` (a first checkpoint in a process costs about
-   a second per 400 MB of audit, whatever the append added).
+3. The commit goes to DuckDB's write-ahead log, and is checkpointed into the file at
+   once, so that audit.duckdb alone is the audit whenever no append is running. A
+   failure before the commit rolls back, and gives back what DuckDB wrote into the file
+   ahead of the commit; a log that a crash left is folded in before the append begins.
 
 The audit is open for writing all the append long: DuckDB lets no other process open
 it meanwhile, and a reader is told so in a sentence.
@@ -19,6 +20,7 @@ it meanwhile, and a reader is told so in a sentence.
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 import duckdb
@@ -26,14 +28,18 @@ import pyarrow as pa
 
 from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
+from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.stages import Stages
+from pipeline.storage.files import log_of
 from pipeline.storage.ledger import (
-    LOG_LIMIT,
+    NO_AUTOMATIC_CHECKPOINT,
+    LedgerError,
     VerifiedHands,
     audited_digests,
     connect,
     digest,
     require_version,
+    why_not_written,
 )
 from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
 from pipeline.storage.stored import COLUMNS
@@ -87,25 +93,74 @@ class _Joined(AuditStore):
 def append_to(
     run: Run, files: list[Path], out_dir: Path, stages: Stages, workers: int
 ) -> RunSummary:
-    """Add `files` to the audit in `out_dir` (it exists; the caller holds the writer lock)."""
+    """Add `files` to the audit in `out_dir` (it exists; the caller holds the writer lock).
+    When it returns, audit.duckdb alone holds the audit; when it fails before its commit,
+    the audit and its directory are as they were."""
     db = out_dir / DB_NAME
-    con = connect(db, out_dir, read_only=False)
+    con = connect(db, out_dir, read_only=False)  # DuckDB replays a log a crash left
+    kept = _Kept(db)
     try:
         require_version(con, db)
+        con.execute("CHECKPOINT")  # that log into the file, before anything is added
+        kept.note()
         fresh = _unread(run, files, audited_digests(con))
-        con.execute(f"SET checkpoint_threshold = '{LOG_LIMIT}'")
+        # No checkpoint but ours, after the commit, nor one when the connection closes
+        # (after a failure: the file must stay as it was).
+        con.execute(f"SET checkpoint_threshold = '{NO_AUTOMATIC_CHECKPOINT}'")
         con.execute("PRAGMA disable_checkpoint_on_shutdown")
         con.execute("BEGIN TRANSACTION")
         try:
             summary = _append(run, fresh, con, db, stages, workers)
-            con.execute("COMMIT")
+            _commit(con, kept, out_dir)
         except BaseException:
-            _roll_back(con)
+            if not kept.committed:
+                _roll_back(con)
             raise
     finally:
         con.close()
+        kept.give_back()
         run.progress.close()
     return summary
+
+
+class _Kept:
+    """What an append must leave as it found it should it fail before its commit: the
+    audit's size (DuckDB writes large inserts into the file before they commit, and a
+    rollback does not give the space back) and the absence of a log beside it."""
+
+    def __init__(self, db: Path) -> None:
+        self.db, self.size, self.committed = db, -1, False
+
+    def note(self) -> None:
+        self.size = self.db.stat().st_size
+
+    def give_back(self) -> None:
+        """After a failure before the commit: the blocks written past the audit's last
+        checkpoint, and the log, hold nothing the audit refers to."""
+        if self.committed or self.size < 0:
+            return
+        log_of(self.db).unlink(missing_ok=True)
+        if self.db.stat().st_size > self.size:
+            os.truncate(self.db, self.size)
+
+
+def _commit(con: duckdb.DuckDBPyConnection, kept: _Kept, out_dir: Path) -> None:
+    """Commit, and fold the commit into audit.duckdb, a Ctrl-C held until both are done."""
+    with interrupts_held():
+        pause_at("committing")
+        con.execute("COMMIT")
+        kept.committed = True
+        audit_written()
+        pause_at("checkpointing")
+        try:
+            con.execute("CHECKPOINT")
+        except duckdb.Error as error:
+            raise LedgerError(
+                f"The append is in the audit in {out_dir}, in its log beside it "
+                f"({DB_NAME}.wal), which could not be folded into {DB_NAME}: "
+                f"{why_not_written(error, out_dir)}. Keep the two files together until "
+                "the next `handaudit verify --append` there folds it in."
+            ) from None
 
 
 def _append(

@@ -14,6 +14,7 @@ import pyarrow as pa
 from pipeline import __version__
 from pipeline.core.checks.table import FIRST_HANDS
 from pipeline.engine.parallel import audit_blocks
+from pipeline.helpers.interrupts import pause_at
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
 from pipeline.ingest import Accounting, blocks
@@ -148,6 +149,7 @@ def audit_files(
     seen: set[str] | None = None,
 ) -> None:
     """Every record of `files` audited into `store` (its table rules not yet run)."""
+    pause_at("reading")
     read = stages.wrap("ingest and validation", blocks(files))
     for audited in audit_blocks(read, workers, stages, seen=seen):
         for audit in audited.audits:
@@ -156,7 +158,9 @@ def audit_files(
         store.quarantine(audited.rejects)
         run.accounting.add(audited.verified, audited.rejects)
         run.progress.update(read=run.accounting.read, verified=run.accounting.verified)
+        pause_at("auditing")
     store.flush()
+    pause_at("inserting", store.con)
 
 
 def summarize(

@@ -22,17 +22,20 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipeline.helpers import settings
 from pipeline.helpers.errors import AuditError
+from pipeline.storage.files import leftovers, log_of, spill_dir
 
 # What the audit's tables look like; an append refuses an audit of another version.
 # 1: before versions were recorded; 2: runs keep the mode and the inputs' digests, and
 # quarantined records keep their players for the table rules; 3: each settlement says
 # how it was decided.
 SCHEMA_VERSION = 3
-# How large DuckDB's write-ahead log may grow over appends before it is checkpointed.
-LOG_LIMIT = "128MB"
-# How long an append waits for readers to close the audit before it gives up (seconds).
-LOCK_WAIT = float(os.environ.get("HANDAUDIT_LOCK_WAIT", "30"))
+# An append checkpoints once, after its commit: DuckDB is not to do it at the commit.
+NO_AUTOMATIC_CHECKPOINT = "1000GB"
+# How long an append waits for readers to close the audit before it gives up (seconds;
+# HANDAUDIT_LOCK_WAIT sets it).
+LOCK_WAIT = 30.0
 
 
 class LedgerError(AuditError):
@@ -70,10 +73,21 @@ def writer_lock(out_dir: Path) -> Iterator[None]:
 
 def _clear_leftovers(out_dir: Path) -> None:
     """What a run that was killed left beside the audit (the lock says no run is under way)."""
-    for left in out_dir.glob(".audit.duckdb.*.partial*"):
-        left.unlink(missing_ok=True)
-    for left in out_dir.glob(".duckdb-tmp.*"):
-        shutil.rmtree(left, ignore_errors=True)
+    for left in leftovers(out_dir):
+        if left.is_dir():
+            shutil.rmtree(left, ignore_errors=True)
+        else:
+            left.unlink(missing_ok=True)
+
+
+def writer_config(out_dir: Path) -> dict[str, Any]:
+    """DuckDB's settings for a run writing an audit in `out_dir`. DuckDB keeps what it may
+    in memory; a cap (HANDAUDIT_DUCKDB_MEMORY) makes it spill to disk instead, so the
+    audit's memory does not grow with the input."""
+    return {
+        "memory_limit": settings.size("HANDAUDIT_DUCKDB_MEMORY", "1GB"),
+        "temp_directory": str(spill_dir(out_dir)),
+    }
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
@@ -132,18 +146,17 @@ class VerifiedHands(set[str]):
 
 def connect(db: Path, out_dir: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     """The audit itself, for an append; a reader holding it is named in a sentence."""
-    config: dict[str, Any] = {
-        "memory_limit": os.environ.get("HANDAUDIT_DUCKDB_MEMORY", "1GB"),
-        "temp_directory": str(out_dir / f".duckdb-tmp.{os.getpid()}"),
-    }
+    config = writer_config(out_dir)
+    wait = settings.seconds("HANDAUDIT_LOCK_WAIT", LOCK_WAIT)
     waited = 0.0
     while True:
         try:
             return duckdb.connect(str(db), read_only=read_only, config=config)
         except duckdb.IOException as error:
+            refuse_foreign_log(db, error)
             if "lock" not in str(error).lower():
                 raise
-            if waited >= LOCK_WAIT:  # a reader may be done in a moment: wait a little
+            if waited >= wait:  # a reader may be done in a moment: wait a little
                 held = error
                 break
         time.sleep(0.25)
@@ -155,29 +168,41 @@ def connect(db: Path, out_dir: Path, *, read_only: bool) -> duckdb.DuckDBPyConne
 
 
 def retire_log(db: Path, out_dir: Path) -> None:
-    """Checkpoint the write-ahead log that appends left beside `db`, so that a file put in
+    """Checkpoint the write-ahead log that a crash left beside `db`, so that a file put in
     its place does not meet a log that is not its own (DuckDB would refuse to open it)."""
-    if Path(f"{db}.wal").exists():
+    if log_of(db).exists():
         connect(db, out_dir, read_only=False).close()  # closing checkpoints the log
+
+
+def refuse_foreign_log(db: Path, error: duckdb.Error) -> None:
+    """A log beside `db` that DuckDB will not replay into it (another file's, or one
+    damaged) is said in a sentence that says what to do."""
+    text = str(error)
+    if "WAL" not in text or "replaying" not in text:
+        return
+    raise LedgerError(
+        f"{log_of(db)} is not a log DuckDB can replay into {db} ({text.splitlines()[0]}). "
+        f"It may belong to another copy of the audit: move it away (the audit is then what "
+        f"{db.name} holds), or put back the {db.name} it came with."
+    )
 
 
 def write_failure(error: duckdb.Error | OSError, out_dir: Path) -> AuditError:
     """A sentence for a write DuckDB (or the file system) could not complete, naming
     where and why."""
-    text = str(error)
-    writer = "DuckDB" if isinstance(error, duckdb.Error) else "the file system"
-    if "No space left" in text:
-        why = f"the disk holding {out_dir} is full"
-    else:
-        why = (
-            f"{writer} could not write it: " + text.splitlines()[0]
-            if text
-            else type(error).__name__
-        )
     return AuditError(
-        f"The audit in {out_dir} could not be written: {why}. Nothing of this run was kept: "
-        "the audit already there, if any, is as it was before it."
+        f"The audit in {out_dir} could not be written: {why_not_written(error, out_dir)}. "
+        "Nothing of this run was kept: the audit already there, if any, is as it was before it."
     )
+
+
+def why_not_written(error: duckdb.Error | OSError, out_dir: Path) -> str:
+    """Why DuckDB (or the file system) could not write, in words."""
+    text = str(error)
+    if "No space left" in text:
+        return f"the disk holding {out_dir} is full"
+    writer = "DuckDB" if isinstance(error, duckdb.Error) else "the file system"
+    return f"{writer} could not write it: " + text.splitlines()[0] if text else type(error).__name__
 
 
 def _holder(error: duckdb.Error) -> str:

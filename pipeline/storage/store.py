@@ -22,15 +22,20 @@ from pipeline.core.checks.table import QUARANTINE_APPEARANCES
 from pipeline.core.evaluator.values import hand_values
 from pipeline.core.games import LAYOUTS, Layout, Variant
 from pipeline.helpers.errors import AuditError
-from pipeline.helpers.interrupts import interrupts_held
+from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.packing import CARDS, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
 from pipeline.ingest.quarantine import Quarantined
-from pipeline.storage.ledger import SCHEMA_VERSION, retire_log
+from pipeline.storage.files import DB_NAME, log_of, partial_db, spill_dir
+from pipeline.storage.ledger import (
+    SCHEMA_VERSION,
+    refuse_foreign_log,
+    retire_log,
+    writer_config,
+)
 from pipeline.storage.stored import COLUMNS, PUBLISHED
 
-DB_NAME = "audit.duckdb"
-# Boards a hand may show (the Taiwanese layout's).
+__all__ = ["DB_NAME", "AuditStore", "NoAuditError", "ParquetLoad", "insert_rows", "open_audit"]
 
 
 # Rows of one table kept in memory before they go into DuckDB in one statement: four of
@@ -144,8 +149,9 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
     if not db.exists():
         raise NoAuditError(f"There is no audit database at {db}; run `handaudit verify` first.")
     try:
-        return duckdb.connect(str(db), read_only=True)
+        con = duckdb.connect(str(db), read_only=True)
     except duckdb.IOException as error:
+        refuse_foreign_log(db, error)
         if "lock" not in str(error).lower():
             raise NoAuditError(f"{db} is not an audit database: {error}") from None
         raise NoAuditError(
@@ -155,6 +161,22 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
         ) from None
     except duckdb.Error as error:
         raise NoAuditError(f"{db} is not an audit database: {error}") from None
+    if not is_audit(con):
+        con.close()
+        raise NoAuditError(
+            f"{db} is a DuckDB database, but not an audit (it has no audit tables): give "
+            "the audit.duckdb that `handaudit verify` wrote."
+        )
+    return con
+
+
+def is_audit(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a database holds an audit's tables."""
+    found = con.execute(
+        "SELECT count(*) FROM information_schema.tables "
+        "WHERE table_name IN ('hands', 'players', 'divergences', 'quarantine', 'runs')"
+    ).fetchall()[0]
+    return bool(found) and found[0] == 5
 
 
 class AuditStore:
@@ -165,15 +187,12 @@ class AuditStore:
         self.stages = stages  # the inserts' seconds count as the "store" stage
         out_dir.mkdir(parents=True, exist_ok=True)
         self.final = out_dir / DB_NAME
-        self.partial = out_dir / f".{DB_NAME}.{os.getpid()}.partial"
+        self.partial = partial_db(out_dir)
         self.partial.unlink(missing_ok=True)
-        # DuckDB keeps what it may in memory; a cap makes it spill to disk instead, so
-        # the audit's memory does not grow with the input.
         self.con = duckdb.connect(
             str(self.partial),
             config={
-                "memory_limit": os.environ.get("HANDAUDIT_DUCKDB_MEMORY", "1GB"),
-                "temp_directory": str(out_dir / f".duckdb-tmp.{os.getpid()}"),
+                **writer_config(out_dir),
                 # Checkpoint now and then, not at every 16 MB (each checkpoint
                 # recompresses), nor only at the end (appended rows would stay in
                 # memory until then: 1.73 GB peak for a million hands, 1.39 at 256 MB).
@@ -248,18 +267,21 @@ class AuditStore:
         undone."""
         self.finish(parquet)
         with interrupts_held():
+            pause_at("committing")
             retire_log(self.final, self.out_dir)
             os.replace(self.partial, self.final)
+            audit_written()
         return self.final
 
     def finish(self, parquet: bool = False) -> Path:
         """Write what is buffered and close; the database stays where it was written."""
         self.flush()
+        pause_at("checkpointing", self.con)
         self.con.execute("CHECKPOINT")
         if parquet:
             self._write_parquet()
         self._close()
-        shutil.rmtree(self.out_dir / f".duckdb-tmp.{os.getpid()}", ignore_errors=True)
+        shutil.rmtree(spill_dir(self.out_dir), ignore_errors=True)
         return self.partial
 
     def _write_parquet(self) -> None:
@@ -288,9 +310,9 @@ class AuditStore:
         try:
             self._close()
         finally:
-            shutil.rmtree(self.out_dir / f".duckdb-tmp.{os.getpid()}", ignore_errors=True)
+            shutil.rmtree(spill_dir(self.out_dir), ignore_errors=True)
             self.partial.unlink(missing_ok=True)
-            Path(str(self.partial) + ".wal").unlink(missing_ok=True)
+            log_of(self.partial).unlink(missing_ok=True)
 
 
 class ParquetLoad:

@@ -1,0 +1,150 @@
+"""The files an audit keeps, and where a report, a page or a generated history may be
+written: never over an audit.
+
+An audit is its database and the files its directory keeps for it (DuckDB's log, a run's
+partial copy and spill directory, the Parquet tables). A target among them, or any
+DuckDB database, is refused before anything is computed, as are targets that cannot be
+a file (a directory, a missing directory, `-` for a binary format). What is written goes
+to a file beside the target and replaces it whole at the end: an interrupted or failed
+write leaves the target as it was and nothing beside it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from pipeline.helpers.errors import AuditError
+
+STDOUT = "-"
+DB_NAME = "audit.duckdb"
+# What an audit's directory holds for it, beside the database: names, and patterns of
+# names (the functions below make them).
+_OWNED = (
+    DB_NAME,
+    f"{DB_NAME}.wal",
+    f".{DB_NAME}.*",
+    ".duckdb-tmp.*",
+    "parquet",
+    ".parquet.*",
+    ".parquet-*",
+)
+# A DuckDB database file says so in its first block (after an 8-byte checksum).
+_DUCKDB_MAGIC = b"DUCK"
+
+
+def log_of(db: Path) -> Path:
+    """DuckDB's write-ahead log of a database."""
+    return Path(f"{db}.wal")
+
+
+def partial_db(out_dir: Path) -> Path:
+    """Where this process writes a new audit before it is swapped in."""
+    return out_dir / f".{DB_NAME}.{os.getpid()}.partial"
+
+
+def spill_dir(out_dir: Path) -> Path:
+    """Where this process's DuckDB spills what does not fit in its memory limit."""
+    return out_dir / f".duckdb-tmp.{os.getpid()}"
+
+
+def leftovers(out_dir: Path) -> list[Path]:
+    """What runs that were killed left in an audit's directory (call it with the writer's
+    lock held: no run is under way)."""
+    return [*out_dir.glob(f".{DB_NAME}.*.partial*"), *out_dir.glob(".duckdb-tmp.*")]
+
+
+class TargetError(AuditError):
+    """An output that may not, or cannot, be written where it was asked."""
+
+
+def checked_target(
+    target: Path, what: str, audits: tuple[Path, ...] = (), binary: bool = False
+) -> Path | None:
+    """`target` if `what` may be written there, None for standard output (`-`, text
+    only); refused in a sentence otherwise. `audits`: databases this command reads,
+    whatever their names."""
+    if str(target) == STDOUT:
+        if binary:
+            raise TargetError(
+                f"{what} is binary and is not written to standard output: give a file name."
+            )
+        return None
+    owner = audit_owning(target, audits)
+    if owner is not None:
+        raise TargetError(
+            f"{target} belongs to the audit {owner}: {what} is not written over it (nothing "
+            "was written). Give another file name, outside what the audit keeps."
+        )
+    if _is_duckdb(target):
+        raise TargetError(
+            f"{target} is a DuckDB database: {what} is not written over one (nothing was "
+            "written). Give another file name."
+        )
+    if target.is_dir():
+        raise TargetError(f"{target} is a directory: give a file name for {what}.")
+    parent = target.parent
+    if not parent.is_dir():
+        kind = "is not a directory" if parent.exists() else "does not exist"
+        raise TargetError(f"{parent}, where {what} would go, {kind}: nothing was written.")
+    return target
+
+
+def audit_owning(target: Path, audits: tuple[Path, ...] = ()) -> Path | None:
+    """The audit database whose files include `target`, if any: one of `audits` (its
+    log, its partial copies), or the audit.duckdb of the directory `target` is in (or
+    of the directory above its Parquet tables)."""
+    place = _absolute(target)
+    for db in audits:
+        db = _absolute(db)
+        if place in (db, Path(f"{db}.wal")) or _same_file(place, db):
+            return db
+        if place.parent == db.parent and fnmatch.fnmatch(place.name, f".{db.name}.*"):
+            return db
+    for folder in (place.parent, place.parent.parent):
+        db = folder / DB_NAME
+        if db.exists() and _owned(place.relative_to(folder)):
+            return db
+    return None
+
+
+def _owned(relative: Path) -> bool:
+    first = relative.parts[0]
+    return any(fnmatch.fnmatch(first, pattern) for pattern in _OWNED)
+
+
+def _absolute(path: Path) -> Path:
+    """The path as the file system finds it: links followed, `..` resolved."""
+    return Path(os.path.realpath(path))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Two names of one file (a hard link included)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _is_duckdb(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(12)[8:12] == _DUCKDB_MAGIC
+    except OSError:
+        return False
+
+
+@contextmanager
+def replaced_whole(target: Path) -> Iterator[Path]:
+    """A file beside `target` to write; it replaces `target` when the block ends well,
+    and is removed when it does not."""
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        yield partial
+        os.replace(partial, target)
+    finally:
+        with suppress(FileNotFoundError):
+            partial.unlink()
