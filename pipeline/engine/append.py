@@ -78,12 +78,10 @@ class _Joined(AuditStore):
             "CREATE TEMP TABLE new_hands (hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT)"
         )
 
-    def _insert(self, table_name: str) -> None:
-        parts = self._pending[table_name]
-        if not parts:
+    def _insert(self, table_name: str, whole_groups: bool = False) -> None:
+        rows = self._take(table_name, whole_groups)
+        if rows is None:
             return
-        self._pending[table_name] = []
-        rows = pa.concat_tables(parts, promote_options="permissive")
         with self.stages.stage("store"):
             insert_rows(self.con, table_name, rows)
             if table_name == "hands":

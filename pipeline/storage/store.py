@@ -44,7 +44,8 @@ __all__ = ["DB_NAME", "AuditStore", "NoAuditError", "ParquetLoad", "insert_rows"
 # row groups are compressed again at checkpoints. On 200,000 hands, the store took 7.0
 # CPU-s one block at a time, 4.6 with two row groups, 3.8 with four (and its final
 # checkpoint 0.9 s, then 0.3 s).
-FLUSH_ROWS = 4 * 122_880
+ROW_GROUP = 122_880
+FLUSH_ROWS = 4 * ROW_GROUP
 # Threads inserting buffered tables while the audit goes on.
 INSERT_THREADS = 2
 
@@ -219,7 +220,7 @@ class AuditStore:
         pending = self._pending[table_name]
         pending.append(rows)
         if sum(part.num_rows for part in pending) >= FLUSH_ROWS:
-            self._insert(table_name)
+            self._insert(table_name, whole_groups=True)
 
     def flush(self) -> None:
         """Write every buffered row, so that queries see all that was appended."""
@@ -228,17 +229,32 @@ class AuditStore:
         for name in COLUMNS:
             self._wait(name)
 
-    def _insert(self, table_name: str) -> None:
+    def _insert(self, table_name: str, whole_groups: bool = False) -> None:
         """Hand a table's buffered rows to the store's threads. One table's inserts run
         one after another (its rows keep their order), two tables' side by side, and
-        the caller goes on auditing while DuckDB compresses."""
-        parts = self._pending[table_name]
-        if not parts:
+        the caller goes on auditing while DuckDB compresses.
+
+        `whole_groups`: insert whole row groups only, and keep the rest buffered. Each
+        insert that ends in a partly filled row group leaves it in the file, and DuckDB
+        merges such groups at the audit's next checkpoint: on an audit of a million
+        hands, 21 of settlements' 96 groups, 1.2 s of the first append's checkpoint.
+        """
+        rows = self._take(table_name, whole_groups)
+        if rows is None:
             return
-        self._pending[table_name] = []
-        rows = pa.concat_tables(parts, promote_options="permissive")
         self._wait(table_name)  # one insert per table at a time: memory stays bounded
         self._inserting[table_name] = self._inserters.submit(self._insert_now, table_name, rows)
+
+    def _take(self, table_name: str, whole_groups: bool) -> pa.Table | None:
+        """A table's buffered rows to insert now (with `whole_groups`, a multiple of
+        ROW_GROUP of them, the others staying buffered)."""
+        parts = self._pending[table_name]
+        if not parts:
+            return None
+        rows = pa.concat_tables(parts, promote_options="permissive")
+        keep = rows.num_rows % ROW_GROUP if whole_groups else 0
+        self._pending[table_name] = [rows.slice(rows.num_rows - keep)] if keep else []
+        return rows.slice(0, rows.num_rows - keep)
 
     def _insert_now(self, table_name: str, rows: pa.Table) -> None:
         con = self._cursors.get(table_name)
