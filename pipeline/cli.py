@@ -293,7 +293,11 @@ def _share(flag: str, text: str, metavar: str = "SHARE") -> Any:
 def generate_command(
     out: Annotated[
         Path,
-        typer.Option("--out", metavar="FILE", help="The file to write (its faults.json beside)."),
+        typer.Option(
+            "--out",
+            metavar="FILE",
+            help="The file to write (its fault list beside: FILE.faults.json).",
+        ),
     ],
     tables: Annotated[int, typer.Option("--tables", metavar="T", min=1, help="Tables.")] = 8,
     hands: Annotated[int, typer.Option("--hands", metavar="H", min=1, help="Hands a table.")] = 50,
@@ -385,35 +389,67 @@ def report_command(
         bool, typer.Option("--csv-raw", help="CSV cells as stored (no ' before = + - @).")
     ] = False,
     alpha: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--alpha",
             metavar="RATE",
-            help="With 'fairness': the family-wise false-alarm rate (Holm over its tests).",
+            help="With 'fairness': the family-wise false-alarm rate (Holm over its tests; "
+            "0.01 when not given).",
+            show_default=False,
         ),
-    ] = 0.01,
+    ] = None,
 ) -> None:
-    """Run a named SQL report from sql/, the deal fairness report, or the HTML audit."""
+    """Run a named SQL report from sql/, the deal fairness report, or the HTML audit.
+
+    --output - (and --html -) write to standard output; an output is never written over
+    the audit or anything its directory keeps for it.
+    """
     from pipeline.outputs import reports
 
     with exit_codes():
         if list_reports or name is None:
             say(reports.listing())
-        elif name == "audit":
+            return
+        _takes_only_its_options(name, html_file, alpha, output, fmt)
+        if name == "audit":
             _audit_html(db, html_file)
-        else:
-            filters = reports.Filters.parse(from_day, to_day, table, player, variant)
-            result = _report(db, name, filters, alpha)
-            _show(reports.write_report(result, fmt, output, csv_raw=csv_raw), fmt)
+            return
+        filters = reports.Filters.parse(from_day, to_day, table, player, variant)
+        target = reports.report_target(output, fmt, db)
+        result = _report(db, name, filters, 0.01 if alpha is None else alpha)
+        _show(reports.write_report(result, fmt, target, csv_raw=csv_raw), fmt)
+
+
+def _takes_only_its_options(
+    name: str, html_file: Path | None, alpha: float | None, output: Path | None, fmt: str
+) -> None:
+    """An option the report does not take is refused, not ignored."""
+    from pipeline.outputs.reports import ReportError
+
+    if html_file is not None and name != "audit":
+        raise ReportError(
+            f"--html goes with 'audit' (the HTML report), not with {name!r}: use --output "
+            "and --format for other reports."
+        )
+    if alpha is not None and name != "fairness":
+        raise ReportError(f"--alpha goes with 'fairness', not with {name!r}.")
+    if name == "audit" and (output is not None or fmt != "table"):
+        raise ReportError("The audit report is one HTML file: give --html FILE, not --output.")
 
 
 def _audit_html(db: Path, html_file: Path | None) -> None:
     from pipeline.outputs.html_report import audit_report
     from pipeline.outputs.reports import ReportError
+    from pipeline.storage.files import checked_target, write_whole
 
     if html_file is None:
         raise ReportError("The audit report is HTML: give --html FILE.")
-    audit_report(db, html_file)
+    target = checked_target(html_file, "the HTML report", audits=(db,))
+    page = audit_report(db)
+    if target is None:
+        typer.echo(page, nl=False)
+        return
+    write_whole(target, page)
     say(f"wrote {html_file}", err=True)
 
 

@@ -20,6 +20,8 @@ from pipeline.generate.sink import FORMATS, Sink
 from pipeline.generate.taiwanese import simulate_taiwanese
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
+from pipeline.ingest.sources import fault_list_of
+from pipeline.storage.files import STDOUT, checked_target
 
 __all__ = ["FORMATS", "Generated", "generate"]
 
@@ -52,7 +54,8 @@ def generate(
     scoring: str = "1-6",
     dealer: Dealer | None = None,
 ) -> Generated:
-    """Write `tables` x `hands` hands to `out` (and out's faults.json when faults are asked).
+    """Write `tables` x `hands` hands to `out` (and its fault list beside it, NAME.faults.json,
+    when faults are asked).
 
     `variant` "taiwanese" deals Taiwanese and Taiwanese Jokers tables (`jokers` of them
     with jokers); "chinese" deals closed Chinese tables scored by `scoring`. `dealer`
@@ -64,6 +67,10 @@ def generate(
         raise AuditError(f"--variant is one of {games}, not {variant!r}.")
     if scoring not in SCORING:
         raise AuditError(f"--scoring is one of {', '.join(SCORING)}, not {scoring!r}.")
+    if str(out) == STDOUT:
+        raise AuditError("generate writes a file, and its fault list beside it: give --out FILE.")
+    for target, what in ((out, "the hand history"), (fault_list_of(out), "its fault list")):
+        checked_target(target, what, makes_its_directory=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     book = FaultBook(np.random.default_rng(seed + 1))
     lines = written = 0
@@ -91,6 +98,6 @@ def generate(
             progress.close()
     faults_path = None
     if fault_rate > 0:
-        faults_path = out.parent / "faults.json"
+        faults_path = fault_list_of(out)
         faults_path.write_text(json.dumps([f.as_json() for f in book.listed], indent=1) + "\n")
     return Generated(written, lines, len(book.listed), out, faults_path)

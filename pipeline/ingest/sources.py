@@ -38,6 +38,7 @@ from pipeline.ingest.parts import (
 from pipeline.ingest.quarantine import Quarantined
 
 SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".parquet")
+FAULT_LIST = "faults.json"
 ROWS_PER_BATCH = 16384
 _CHUNK = 1 << 20
 _READ_SIZE = 1 << 23
@@ -126,12 +127,23 @@ Block = LinesBlock | ObjectsBlock | ArrowBlock | RowGroupsBlock
 FilePart = Block | Quarantined
 
 
+def fault_list_of(history: Path) -> Path:
+    """Where `generate` lists the faults it put in a history: beside it, named after it."""
+    return history.with_name(f"{history.name}.{FAULT_LIST}")
+
+
 def input_files(paths: list[Path]) -> list[Path]:
-    """Every hand-history file named, or found recursively below a named directory, sorted."""
+    """Every hand-history file named, or found recursively below a named directory, sorted.
+    In a directory, fault lists (`faults.json`, and `generate`'s `NAME.faults.json`) are
+    not hand histories, and are passed over."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES))
+            found = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file() and p.name.endswith(SUFFIXES) and not p.name.endswith(FAULT_LIST)
+            )
             files.extend(found)
         elif path.is_file():
             files.append(path)

@@ -147,8 +147,8 @@ def _read(db: Path, worst: int) -> _Audit:
         )
 
 
-def audit_report(db: Path, out: Path, worst: int = 15) -> None:
-    """Write the report of the audit in `db`, with the `worst` hands explained, to `out`."""
+def audit_report(db: Path, worst: int = 15) -> str:
+    """The report of the audit in `db`, with the `worst` hands explained, as one page."""
     audit = _read(db, worst)
     explanations = "\n".join(
         f'<h3 id="hand-{html.escape(h[0])}">{html.escape(h[0])}</h3><pre>'
@@ -158,15 +158,12 @@ def audit_report(db: Path, out: Path, worst: int = 15) -> None:
     sections = [_accounting(db, audit), _divergences(audit), _rake(audit.rake)]
     sections += [_rejects_and_worst(audit), _fairness(db), explanations]
     body = "\n".join(sections)
-    out.write_text(
-        f"""<!doctype html>
+    return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Audit report</title>
 <style>{STYLE}</style></head><body>
 {body}
 </body></html>
-""",
-        encoding="utf-8",
-    )
+"""
 
 
 def _accounting(db: Path, audit: _Audit) -> str:

@@ -27,6 +27,7 @@ from pipeline.core.games import VARIANTS
 from pipeline.helpers.display import cell, for_terminal, spreadsheet_safe, visible
 from pipeline.helpers.errors import AuditError
 from pipeline.outputs.text_table import text_table
+from pipeline.storage.files import checked_target, replaced_whole, write_whole
 from pipeline.storage.store import open_audit
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
@@ -84,6 +85,10 @@ class Filters:
             raise ReportError(
                 f"--from and --to are days such as 2026-11-29, not {from_day or to_day!r}."
             ) from None
+        if first and last and first > last:
+            raise ReportError(
+                f"--from {first} comes after --to {last}: the period would hold no day."
+            )
         return cls(first, last, table_id, player_id, variant)
 
     def described(self) -> str:
@@ -291,7 +296,8 @@ def write_report(
         if output is None:
             raise ReportError("Parquet needs --output FILE.")
         table = result.rows.replace_schema_metadata({"handaudit": json.dumps(result.metadata())})
-        pq.write_table(table, output)
+        with replaced_whole(output) as partial:
+            pq.write_table(table, partial)
         return None
     if fmt == "table":
         text = render_table(result) + "\n"
@@ -314,5 +320,17 @@ def write_report(
         )
     if output is None:
         return text
-    output.write_text(text, encoding="utf-8")
+    write_whole(output, text)
     return None
+
+
+def report_target(output: Path | None, fmt: str, db: Path) -> Path | None:
+    """Where the report goes (None: standard output), checked before it is run: never
+    over the audit, a directory or a missing one; Parquet only to a file."""
+    if fmt not in FORMATS:
+        raise ReportError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}.")
+    if output is None:
+        if fmt == "parquet":
+            raise ReportError("Parquet needs --output FILE.")
+        return None
+    return checked_target(output, f"the report ({fmt})", audits=(db,), binary=fmt == "parquet")

@@ -62,11 +62,15 @@ class TargetError(AuditError):
 
 
 def checked_target(
-    target: Path, what: str, audits: tuple[Path, ...] = (), binary: bool = False
+    target: Path,
+    what: str,
+    audits: tuple[Path, ...] = (),
+    binary: bool = False,
+    makes_its_directory: bool = False,
 ) -> Path | None:
     """`target` if `what` may be written there, None for standard output (`-`, text
     only); refused in a sentence otherwise. `audits`: databases this command reads,
-    whatever their names."""
+    whatever their names. `makes_its_directory`: the writer creates a missing one."""
     if str(target) == STDOUT:
         if binary:
             raise TargetError(
@@ -87,7 +91,7 @@ def checked_target(
     if target.is_dir():
         raise TargetError(f"{target} is a directory: give a file name for {what}.")
     parent = target.parent
-    if not parent.is_dir():
+    if not parent.is_dir() and not (makes_its_directory and not parent.exists()):
         kind = "is not a directory" if parent.exists() else "does not exist"
         raise TargetError(f"{parent}, where {what} would go, {kind}: nothing was written.")
     return target
@@ -148,3 +152,9 @@ def replaced_whole(target: Path) -> Iterator[Path]:
     finally:
         with suppress(FileNotFoundError):
             partial.unlink()
+
+
+def write_whole(target: Path, text: str) -> None:
+    """Text into `target`, whole or not at all."""
+    with replaced_whole(target) as partial:
+        partial.write_text(text, encoding="utf-8")
