@@ -77,6 +77,7 @@ class _Joined(AuditStore):
         con.execute(
             "CREATE TEMP TABLE new_hands (hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT)"
         )
+        con.execute("SET threads = 1")  # whole row groups (AuditStore); `flush` resets it
 
     def _insert(self, table_name: str, whole_groups: bool = False) -> None:
         rows = self._take(table_name, whole_groups)

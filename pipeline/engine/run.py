@@ -159,7 +159,7 @@ def audit_files(
         run.accounting.add(audited.verified, audited.rejects)
         run.progress.update(read=run.accounting.read, verified=run.accounting.verified)
         pause_at("auditing")
-    store.flush()
+    store.flush(done=True)
     pause_at("inserting", store.con)
 
 
