@@ -177,6 +177,16 @@ Append = Annotated[
 ]
 
 
+Replace = Annotated[
+    bool,
+    typer.Option(
+        "--replace",
+        help="Let a plain run replace an audit that appends built (a ledger); without it, "
+        "such an audit is kept and the run refused.",
+    ),
+]
+
+
 @command("verify", cls=_Command)
 def verify_command(
     inputs: Inputs,
@@ -199,6 +209,7 @@ def verify_command(
     engine: EngineOption = Engine.local,
     master: Master = None,
     append: Append = False,
+    replace: Replace = False,
 ) -> None:
     """Ingest, re-evaluate, re-settle and compare; write the audit database.
 
@@ -207,7 +218,7 @@ def verify_command(
     """
     kept = "the audit in it is unchanged" if append else "one already in it is unchanged"
     with exit_codes(f"; nothing was written to {out} ({kept})"):
-        summary = _verify(inputs, out, parquet, workers, engine, master, append)
+        summary = _verify(inputs, out, parquet, workers, engine, master, append, replace)
         interrupts.pause_at("printing")
         say(summary.text())
     raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
@@ -221,6 +232,7 @@ def _verify(
     engine: Engine,
     master: str | None,
     append: bool,
+    replace: bool,
 ) -> RunSummary:
     from pipeline.helpers.progress import Progress
 
@@ -237,6 +249,8 @@ def _verify(
             "ledger each day): export the tables from audit.duckdb with DuckDB's COPY, or "
             "run a plain verify with --parquet."
         )
+    if append and replace:
+        raise AuditError("--append adds to the audit and --replace replaces it: give one.")
     if engine is Engine.spark and append:
         raise AuditError(
             "--append is not supported with --engine spark yet: append with the local "
@@ -247,7 +261,9 @@ def _verify(
 
         require_spark()  # before importing pyspark, to say what to install
         from pipeline.spark.engine import verify_on_spark
+        from pipeline.storage.ledger import may_replace
 
+        may_replace(Path(out) / "audit.duckdb", replace)
         return verify_on_spark(inputs, out, master, progress=Progress())
     from pipeline.engine.verify import verify
     from pipeline.helpers.no_pandas import arrow_without_pandas
@@ -261,6 +277,7 @@ def _verify(
         progress=Progress(),
         workers=workers or DEFAULT_WORKERS,
         append=append,
+        replace=replace,
     )
 
 

@@ -57,20 +57,28 @@ SELECT table_id, min(hand_no) AS from_no FROM (
     WHERE hand_id IN (SELECT hand_id FROM new_hands)
 ) GROUP BY table_id
 """
-# The hands an append judged: its own, and those the rules across hands judged again.
-_JUDGED = (
-    "(hand_id IN (SELECT hand_id FROM new_hands) "
-    "OR hand_id IN (SELECT hand_id FROM table_hands WHERE judged))"
-)
+# The hands an append added: its summary's counts are theirs.
+_NEW = "hand_id IN (SELECT hand_id FROM new_hands)"
+# A resend's records that the quarantine holds already, from the same bytes, are not
+# stored again (those of earlier runs: rowid up to `before`).
+_NEW_QUARANTINE = """
+INSERT INTO quarantine BY NAME SELECT * FROM incoming i
+WHERE NOT EXISTS (SELECT 1 FROM quarantine q
+                  WHERE q.rowid <= {before} AND q."check" = i."check" AND q.raw = i.raw)
+"""
 
 
 class _Joined(AuditStore):
     """The store's buffers, written into the audit's own connection and transaction (one
     connection: DuckDB's cursors would each be a transaction of their own); the new
-    hands are noted in `new_hands`."""
+    hands are noted in `new_hands`. Quarantined records that the audit's quarantine
+    holds already, from the same bytes, are counted in `requarantined`, not stored."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, out_dir: Path, stages: Stages) -> None:
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, out_dir: Path, stages: Stages, before: int
+    ) -> None:
         self.out_dir, self.stages, self.con = out_dir, stages, con
+        self.quarantined_before, self.requarantined = before, 0
         self.final = out_dir / DB_NAME
         self._pending: dict[str, list[pa.Table]] = {name: [] for name in COLUMNS}
         self._inserting = {}
@@ -84,9 +92,22 @@ class _Joined(AuditStore):
         if rows is None:
             return
         with self.stages.stage("store"):
+            if table_name == "quarantine":
+                self._quarantine_new(rows)
+                return
             insert_rows(self.con, table_name, rows)
             if table_name == "hands":
                 insert_rows(self.con, "new_hands", rows.select(["hand_id", "table_id", "hand_no"]))
+
+    def _quarantine_new(self, rows: pa.Table) -> None:
+        self.con.register("incoming", rows)
+        try:
+            found = self.con.execute(
+                _NEW_QUARANTINE.format(before=self.quarantined_before)
+            ).fetchall()
+        finally:
+            self.con.unregister("incoming")
+        self.requarantined += rows.num_rows - (int(found[0][0]) if found else 0)
 
 
 def append_to(
@@ -174,16 +195,15 @@ def _append(
     after = _last_rowid(con, "quarantine_appearances")
     quarantined = _last_rowid(con, "quarantine")
     seen = VerifiedHands(con)
-    store = _Joined(con, db.parent, stages)
+    store = _Joined(con, db.parent, stages, quarantined)
     audit_files(run, files, store, stages, workers, seen=seen)
-    run.hands_already_audited = seen.stored_found
     with stages.stage("table rules"):
         new = f"(SELECT * FROM quarantine WHERE rowid > {quarantined})"
         con.execute(QUARANTINE_APPEARANCES.format(source=new))
         con.execute(NAME_AUDITED_RECORDS.format(after=quarantined))
         check_table_rules(store, _SCOPE.format(after=after))
-    summary = summarize(con, run, db, _JUDGED)
-    summary.appended = _ledger_counts(con, run)
+    summary = summarize(con, run, db, _NEW)
+    summary.appended = _ledger_counts(con, run, store.requarantined)
     insert_rows(con, "runs", run_row(run, summary))
     return summary
 
@@ -209,16 +229,19 @@ def _roll_back(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("ROLLBACK")
 
 
-def _ledger_counts(con: duckdb.DuckDBPyConnection, run: Run) -> dict[str, int]:
-    found = con.execute(
-        f"SELECT count(*) FILTER (WHERE {_JUDGED}), count(*), "
-        "count(*) FILTER (WHERE status = 'diverged') FROM hands"
+def _ledger_counts(con: duckdb.DuckDBPyConnection, run: Run, requarantined: int) -> dict[str, int]:
+    again = con.execute(
+        f"SELECT count(*) FROM table_hands WHERE judged AND NOT quarantined AND NOT {_NEW}"
     ).fetchall()[0]
-    judged, hands, diverged = found or (0, 0, 0)
+    found = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE status = 'diverged') FROM hands"
+    ).fetchall()[0]
+    hands, diverged = found or (0, 0)
     return {
         "files_skipped": run.files_skipped,
         "already_audited": run.hands_already_audited,
-        "judged": judged,
+        "already_quarantined": requarantined,
+        "judged_again": int(again[0]) if again else 0,
         "hands": hands,
         "diverged": diverged,
     }

@@ -18,6 +18,7 @@ from pipeline.helpers.interrupts import pause_at
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
 from pipeline.ingest import Accounting, blocks
+from pipeline.storage.ledger import VerifiedHands
 from pipeline.storage.store import AuditStore
 
 
@@ -36,10 +37,14 @@ class RunSummary:
     # Appending: files skipped, records of hands audited before, the hands judged (new
     # or judged again), and the audit's hands and diverged hands after the append.
     appended: dict[str, int] = field(default_factory=dict)
+    files_repeated: int = 0  # a plain run's files whose bytes an earlier one had
 
     @property
     def clean(self) -> bool:
-        return self.accounting.quarantined == 0 and not self.divergences
+        """Nothing diverged, and nothing was quarantined that the quarantine did not hold
+        already from the same bytes."""
+        stored = self.accounting.quarantined - self.appended.get("already_quarantined", 0)
+        return stored == 0 and not self.divergences
 
     def text(self) -> str:
         a = self.accounting
@@ -69,6 +74,10 @@ class RunSummary:
         )
         if self.appended:
             lines += self._ledger_lines()
+        if self.files_repeated:
+            lines.append(
+                f"files given more than once (the same bytes), read once: {self.files_repeated:,}"
+            )
         players, tables = self.not_checked
         if players:
             lines.append(
@@ -94,8 +103,10 @@ class RunSummary:
         n = self.appended
         return [
             f"appended: files already audited, skipped: {n['files_skipped']:,}; records of "
-            f"hands already audited: {n['already_audited']:,}; hands judged: {n['judged']:,} "
-            "(new, or judged again by the rules across hands; the counts above are theirs)",
+            f"hands already audited: {n['already_audited']:,}; records the quarantine "
+            f"held already (the same bytes), not stored again: {n['already_quarantined']:,}",
+            f"earlier hands judged again by the rules across hands: {n['judged_again']:,} (the "
+            "counts above are this run's records and new hands)",
             f"the audit now holds {n['hands']:,} hands, {n['diverged']:,} of them diverged",
         ]
 
@@ -157,6 +168,8 @@ def audit_files(
                 store.append(name, rows)
         store.quarantine(audited.rejects)
         run.accounting.add(audited.verified, audited.rejects)
+        if isinstance(seen, VerifiedHands):
+            run.hands_already_audited += seen.copies(audited.rejects)
         run.progress.update(read=run.accounting.read, verified=run.accounting.verified)
         pause_at("auditing")
     store.flush(done=True)

@@ -15,10 +15,17 @@ from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.engine.append import append_to
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.engine.table_cache import cached_tables
+from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
 from pipeline.ingest.sources import input_files
-from pipeline.storage.ledger import digest, write_failure, writer_lock
+from pipeline.storage.ledger import (
+    digest,
+    may_replace,
+    repeated_files,
+    write_failure,
+    writer_lock,
+)
 from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
 
 
@@ -31,18 +38,24 @@ def verify(
     stages: Stages | None = None,
     workers: int = 1,
     append: bool = False,
+    replace: bool = False,
 ) -> RunSummary:
     """Audit every input into out_dir/audit.duckdb. Raises InputError before writing anything.
 
     `workers` threads audit blocks side by side; the output does not depend on it.
     `append`: add the inputs to the audit already there (`ledger.py`), or start one.
+    `replace`: a plain run may replace a ledger (an audit that appends built).
     """
     files = input_files(inputs)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise AuditError(f"--out is the directory that holds the audit, and {out_dir} is a file.")
     run = Run(inputs, "append" if append else "new", progress or Progress(enabled=False))
     with writer_lock(out_dir), cached_tables():
         try:
             if append and (out_dir / DB_NAME).exists():
                 return append_to(run, files, out_dir, stages or Stages(), workers)
+            if not append:
+                may_replace(out_dir / DB_NAME, replace)
             return _verify(run, files, out_dir, parquet, stages or Stages(), workers)
         except duckdb.Error as error:  # the disk is full, or DuckDB failed to write
             raise write_failure(error, out_dir) from None
@@ -52,6 +65,7 @@ def _verify(
     run: Run, files: list[Path], out_dir: Path, parquet: bool, stages: Stages, workers: int
 ) -> RunSummary:
     store = AuditStore(out_dir, stages)
+    files = _once(run, files)
     with ThreadPoolExecutor(1, thread_name_prefix="digest") as digesting:
         digests = digesting.map(digest, files)  # beside the audit: it reads the same bytes
         try:
@@ -61,6 +75,7 @@ def _verify(
                 store.query(NAME_AUDITED_RECORDS.format(after=-1))
                 check_table_rules(store)
             summary = summarize(store.con, run, store.final)
+            summary.files_repeated = run.files_skipped
             run.digests = list(digests)
             insert_rows(store.con, "runs", run_row(run, summary))
             summary.database = store.commit(parquet=parquet)
@@ -70,3 +85,11 @@ def _verify(
         finally:
             run.progress.close()
     return summary
+
+
+def _once(run: Run, files: list[Path]) -> list[Path]:
+    """The files in order, but for those whose bytes an earlier one has (a file named
+    twice, or copied): they are skipped, as an append skips a file read before."""
+    repeated = repeated_files(files)
+    run.files_skipped = len(repeated)
+    return [f for i, f in enumerate(files) if i not in repeated]

@@ -133,9 +133,9 @@ def fault_list_of(history: Path) -> Path:
 
 
 def input_files(paths: list[Path]) -> list[Path]:
-    """Every hand-history file named, or found recursively below a named directory, sorted.
-    In a directory, fault lists (`faults.json`, and `generate`'s `NAME.faults.json`) are
-    not hand histories, and are passed over."""
+    """Every hand-history file named, or found recursively below a named directory, sorted,
+    by its absolute path. In a directory, fault lists (`faults.json`, and `generate`'s
+    `NAME.faults.json`) are not hand histories, and are passed over."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -149,6 +149,7 @@ def input_files(paths: list[Path]) -> list[Path]:
             files.append(path)
         else:
             raise InputError(f"The input {path} does not exist.")
+    files = [f.absolute() for f in files]  # records name their file as it is anywhere
     if not files:
         raise InputError(
             "No hand-history files in "

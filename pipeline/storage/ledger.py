@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from pipeline.helpers import settings
 from pipeline.helpers.errors import AuditError
+from pipeline.ingest.quarantine import Quarantined
 from pipeline.storage.files import leftovers, log_of, spill_dir
 
 # What the audit's tables look like; an append refuses an audit of another version.
@@ -118,6 +119,52 @@ def audited_digests(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {d for (d,) in rows if d}
 
 
+def repeated_files(files: list[Path]) -> set[int]:
+    """The places in `files` of those whose bytes an earlier file has. Only files of one
+    size are read for their digests: in the common case, none."""
+    by_size: dict[int, list[int]] = {}
+    for i, path in enumerate(files):
+        by_size.setdefault(path.stat().st_size, []).append(i)
+    repeated: set[int] = set()
+    for same_size in by_size.values():
+        seen: set[str] = set()
+        for i in same_size if len(same_size) > 1 else ():
+            sha = digest(files[i])
+            if sha in seen:
+                repeated.add(i)
+            seen.add(sha)
+    return repeated
+
+
+def may_replace(db: Path, replace: bool) -> None:
+    """A plain run replaces an audit only if it is not a ledger (built by appends, which
+    no one run can give back), or `replace` says so."""
+    if replace or not db.exists():
+        return
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error as error:
+        raise LedgerError(
+            f"The audit {db} cannot be read ({str(error).splitlines()[0]}), so whether "
+            "this run would replace appended days cannot be told: add --replace to replace "
+            "it with this run's audit."
+        ) from None
+    try:
+        appended = con.execute(
+            "SELECT count(*), coalesce(sum(len(input_digests)), 0) FROM runs WHERE mode = 'append'"
+        ).fetchall()[0]
+    except duckdb.Error:
+        appended = (0, 0)
+    finally:
+        con.close()
+    if appended[0]:
+        raise LedgerError(
+            f"The audit {db} is a ledger of {appended[0]:,} appended runs ({appended[1]:,} "
+            "files): a plain verify would replace it with this run's inputs alone. Add "
+            "--append to add them to it, or --replace to replace it."
+        )
+
+
 class VerifiedHands(set[str]):
     """Hand ids verified before the records being read: this run's, and the stored
     audit's, looked up a block at a time (the audit's ids are never all in memory)."""
@@ -125,7 +172,14 @@ class VerifiedHands(set[str]):
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         super().__init__()
         self._con = con
-        self.stored_found = 0  # records whose hand the audit held before this run
+        self.stored: set[str] = set()  # ids met that the audit held before this run
+
+    def copies(self, rejects: Iterable[Quarantined]) -> int:
+        """How many of `rejects` are records of a hand the audit held before this run:
+        every copy counts."""
+        return sum(
+            1 for q in rejects if q.check.value == "duplicate_hand" and q.hand_id in self.stored
+        )
 
     def isdisjoint(self, ids: Iterable[object]) -> bool:
         """Whether none of `ids` was verified before; stored ones met become known."""
@@ -140,7 +194,7 @@ class VerifiedHands(set[str]):
             finally:
                 self._con.unregister("asked")
             self.update(h for (h,) in found)
-            self.stored_found += len(found)
+            self.stored.update(h for (h,) in found)
         return super().isdisjoint(ids)
 
 
@@ -165,13 +219,6 @@ def connect(db: Path, out_dir: Path, *, read_only: bool) -> duckdb.DuckDBPyConne
         f"The audit {db} is open in another process ({_holder(held)}), and DuckDB lets "
         "no one read a file while it is written: close it and append again."
     )
-
-
-def retire_log(db: Path, out_dir: Path) -> None:
-    """Checkpoint the write-ahead log that a crash left beside `db`, so that a file put in
-    its place does not meet a log that is not its own (DuckDB would refuse to open it)."""
-    if log_of(db).exists():
-        connect(db, out_dir, read_only=False).close()  # closing checkpoints the log
 
 
 def refuse_foreign_log(db: Path, error: duckdb.Error) -> None:

@@ -30,7 +30,6 @@ from pipeline.storage.files import DB_NAME, log_of, partial_db, spill_dir
 from pipeline.storage.ledger import (
     SCHEMA_VERSION,
     refuse_foreign_log,
-    retire_log,
     writer_config,
 )
 from pipeline.storage.stored import COLUMNS, PUBLISHED
@@ -291,7 +290,7 @@ class AuditStore:
         self.finish(parquet)
         with interrupts_held():
             pause_at("committing")
-            retire_log(self.final, self.out_dir)
+            log_of(self.final).unlink(missing_ok=True)  # the replaced audit's, not this one's
             os.replace(self.partial, self.final)
             audit_written()
         return self.final
