@@ -133,7 +133,7 @@ def run_row(run: Run, summary: RunSummary) -> pa.Table:
         "run_id": run.run_id,
         "version": __version__,
         "mode": run.mode,
-        "inputs": [str(p) for p in run.inputs],
+        "inputs": [str(p.absolute()) if isinstance(p, Path) else p for p in run.inputs],
         "input_digests": run.digests,
         "files_skipped": run.files_skipped,
         "hands_already_audited": run.hands_already_audited,

@@ -144,6 +144,7 @@ def may_replace(db: Path, replace: bool) -> None:
     try:
         con = duckdb.connect(str(db), read_only=True)
     except duckdb.Error as error:
+        refuse_foreign_log(db, error)
         raise LedgerError(
             f"The audit {db} cannot be read ({str(error).splitlines()[0]}), so whether "
             "this run would replace appended days cannot be told: add --replace to replace "
