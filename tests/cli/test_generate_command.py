@@ -14,6 +14,7 @@ import duckdb
 import jsonschema
 import pytest
 
+from pipeline.ingest.sources import fault_list_of
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import ROOT
 
@@ -60,7 +61,7 @@ def test_a_generated_clean_set_audits_clean_and_passes_the_schema(tmp_path: Path
 
 def test_a_generated_faulty_set_every_fault_found_nothing_else(tmp_path: Path) -> None:
     generate(tmp_path / "hands.jsonl", "--seed", "3", "--faults", "0.2")
-    truth = json.loads((tmp_path / "faults.json").read_text())
+    truth = json.loads(fault_list_of(tmp_path / "hands.jsonl").read_text())
     assert len({f["check"] for f in truth}) >= 15
     result = handaudit("verify", str(tmp_path / "hands.jsonl"), "--out", str(tmp_path / "out"))
     assert result.returncode == 1
@@ -70,7 +71,7 @@ def test_a_generated_faulty_set_every_fault_found_nothing_else(tmp_path: Path) -
 def test_the_bundled_sample_matches_its_generator() -> None:
     sample = ROOT / "fixtures" / "sample"
     for kind, name in (("jsonl", "hands.jsonl.gz"), ("parquet", "hands.parquet")):
-        truth = json.loads(fault_list_of(next((sample / kind).glob("hands.*"))).read_text())
+        truth = json.loads(fault_list_of(sample / kind / name).read_text())
         assert len(truth) > 20 and (sample / kind / name).exists()
 
 
@@ -95,7 +96,7 @@ def test_generated_chinese_tables_audit_clean_and_every_fault_is_found(tmp_path:
     assert result.returncode == 0, result.stdout + result.stderr
     faulty = tmp_path / "faulty" / "hands.jsonl"
     generate(faulty, "--variant", "chinese", "--seed", "5", "--faults", "0.2")
-    truth = json.loads((faulty.parent / "faults.json").read_text())
+    truth = json.loads(fault_list_of(faulty).read_text())
     assert {"foul", "royalty", "natural"} <= {f["check"] for f in truth}
     handaudit("verify", str(faulty), "--out", str(tmp_path / "out"))
     assert missed_and_false(truth, tmp_path / "out") == ([], [])
@@ -116,7 +117,7 @@ def test_generated_open_face_tables_audit_clean_and_every_fault_is_found(
     assert result.returncode == 0, result.stdout + result.stderr
     faulty = tmp_path / "faulty" / "hands.jsonl"
     generate(faulty, "--variant", variant, "--seed", "5", "--faults", "0.25")
-    truth = json.loads((faulty.parent / "faults.json").read_text())
+    truth = json.loads(fault_list_of(faulty).read_text())
     assert {"placement", "fantasyland", "foul", "royalty"} <= {f["check"] for f in truth}
     handaudit("verify", str(faulty), "--out", str(tmp_path / "out"))
     assert missed_and_false(truth, tmp_path / "out") == ([], [])
