@@ -122,13 +122,15 @@ class _Connection(Protocol):
 
 def pause_at(phase: str, con: _Connection | None = None) -> None:
     """For tests: when `HANDAUDIT_PAUSE_AT` names `phase`, say so by creating the file
-    `HANDAUDIT_PAUSE_FILE`, and wait for an interrupt. Given `con`, the wait is a DuckDB
-    query that runs until interrupted, as a Ctrl-C meets one in a long statement."""
+    `HANDAUDIT_PAUSE_FILE`, and wait for an interrupt. Given `con`, the wait is DuckDB
+    statements, one after another, as a Ctrl-C meets a run in a long one."""
     if os.environ.get(PAUSE_AT) != phase:
         return
     assert phase in PHASES, phase
     Path(os.environ[PAUSE_FILE]).write_text(phase)
-    if con is not None and not _state.holding and not received():
-        con.execute("SELECT sum(range) FROM range(1000000000000000)")
+    while con is not None and not _state.holding and not received():
+        # DuckDB stops a statement it is running when interrupted (as a long one would
+        # be); one that it does not stop ends within a tenth of a second or so.
+        con.execute("SELECT sum(range) FROM range(100000000)")
     while not _arrived.wait(0.05):
         pass
