@@ -366,6 +366,24 @@ def generate_command(
     say(result.said(), err=True)
 
 
+HtmlFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--html", metavar="FILE", help="With 'audit': write the offline HTML report here."
+    ),
+]
+Alpha = Annotated[
+    float | None,
+    typer.Option(
+        "--alpha",
+        metavar="RATE",
+        help="With 'fairness': the family-wise false-alarm rate (Holm over its tests; "
+        "0.01 when not given).",
+        show_default=False,
+    ),
+]
+
+
 @command("report", cls=_Command)
 def report_command(
     name: Annotated[
@@ -395,26 +413,12 @@ def report_command(
     output: Annotated[
         Path | None, typer.Option("--output", metavar="FILE", help="Write here, not stdout.")
     ] = None,
-    html_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--html", metavar="FILE", help="With 'audit': write the offline HTML report here."
-        ),
-    ] = None,
+    html_file: HtmlFile = None,
     list_reports: Annotated[bool, typer.Option("--list", help="Name every report.")] = False,
     csv_raw: Annotated[
         bool, typer.Option("--csv-raw", help="CSV cells as stored (no ' before = + - @).")
     ] = False,
-    alpha: Annotated[
-        float | None,
-        typer.Option(
-            "--alpha",
-            metavar="RATE",
-            help="With 'fairness': the family-wise false-alarm rate (Holm over its tests; "
-            "0.01 when not given).",
-            show_default=False,
-        ),
-    ] = None,
+    alpha: Alpha = None,
 ) -> None:
     """Run a named SQL report from sql/, the deal fairness report, or the HTML audit.
 

@@ -67,10 +67,7 @@ def generate(
         raise AuditError(f"--variant is one of {games}, not {variant!r}.")
     if scoring not in SCORING:
         raise AuditError(f"--scoring is one of {', '.join(SCORING)}, not {scoring!r}.")
-    if str(out) == STDOUT:
-        raise AuditError("generate writes a file, and its fault list beside it: give --out FILE.")
-    for target, what in ((out, "the hand history"), (fault_list_of(out), "its fault list")):
-        checked_target(target, what, makes_its_directory=True)
+    _may_write(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     book = FaultBook(np.random.default_rng(seed + 1))
     lines = written = 0
@@ -101,3 +98,11 @@ def generate(
         faults_path = fault_list_of(out)
         faults_path.write_text(json.dumps([f.as_json() for f in book.listed], indent=1) + "\n")
     return Generated(written, lines, len(book.listed), out, faults_path)
+
+
+def _may_write(out: Path) -> None:
+    """The history and its fault list may be written where asked: never over an audit."""
+    if str(out) == STDOUT:
+        raise AuditError("generate writes a file, and its fault list beside it: give --out FILE.")
+    for target, what in ((out, "the hand history"), (fault_list_of(out), "its fault list")):
+        checked_target(target, what, makes_its_directory=True)
