@@ -1,5 +1,5 @@
 """`python -m pipeline` runs the handaudit command line."""
 
-from pipeline.cli import main
+from pipeline.entry import main
 
 main()

@@ -99,6 +99,10 @@ def handaudit(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     """Audit Taiwanese Poker hand histories: re-evaluate, re-settle, flag every divergence."""
+    from pipeline.helpers import settings
+
+    with exit_codes():
+        settings.check()
     if version:
         from pipeline import __version__
 
@@ -349,6 +353,7 @@ def generate_command(
     from pipeline.generate.shuffle import dealer_for
     from pipeline.helpers.progress import Progress
 
+    interrupts.speaks_of("interrupted: the history written so far is incomplete")
     with exit_codes("; the file may be incomplete"), cached_tables():
         result = generate(
             out,
@@ -431,7 +436,8 @@ def report_command(
         if list_reports or name is None:
             say(reports.listing())
             return
-        _takes_only_its_options(name, html_file, alpha, output, fmt)
+        filtered = any(f is not None for f in (from_day, to_day, table, player, variant))
+        _takes_only_its_options(name, html_file, alpha, output, fmt, filtered)
         if name == "audit":
             _audit_html(db, html_file)
             return
@@ -442,7 +448,12 @@ def report_command(
 
 
 def _takes_only_its_options(
-    name: str, html_file: Path | None, alpha: float | None, output: Path | None, fmt: str
+    name: str,
+    html_file: Path | None,
+    alpha: float | None,
+    output: Path | None,
+    fmt: str,
+    filtered: bool,
 ) -> None:
     """An option the report does not take is refused, not ignored."""
     from pipeline.outputs.reports import ReportError
@@ -456,6 +467,11 @@ def _takes_only_its_options(
         raise ReportError(f"--alpha goes with 'fairness', not with {name!r}.")
     if name == "audit" and (output is not None or fmt != "table"):
         raise ReportError("The audit report is one HTML file: give --html FILE, not --output.")
+    if name == "audit" and filtered:
+        raise ReportError(
+            "The audit report covers the whole audit: --from, --to, --table, --player and "
+            "--variant go with the other reports."
+        )
 
 
 def _audit_html(db: Path, html_file: Path | None) -> None:
@@ -496,23 +512,11 @@ def _show(text: str | None, fmt: str) -> None:
         typer.echo(text, nl=False)
 
 
-def main() -> None:
-    """The command, with Ctrl-C told at any moment: while a command runs, its exit_codes
-    tell it; before or after (the summary printed), here."""
+def run() -> int:
+    """The command, its exit code returned (`entry.main` runs it, with Ctrl-C handled)."""
     keep_freed_memory()
-    interrupts.install()
-    code: int | str | None = 0
     try:
-        try:
-            app()
-        finally:
-            interrupts.settle()  # the command has ended: a Ctrl-C from now on is counted
+        app()
     except SystemExit as done:
-        code = done.code
-    except KeyboardInterrupt:
-        code = ExitCode.INTERRUPTED
-    if interrupts.received():
-        code = ExitCode.INTERRUPTED
-        if interrupts.tell():
-            say(f"handaudit: {interrupts.sentence()}", err=True)
-    sys.exit(code)
+        return done.code if isinstance(done.code, int) else 1 if done.code else 0
+    return 0

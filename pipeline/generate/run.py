@@ -104,5 +104,5 @@ def _may_write(out: Path) -> None:
     """The history and its fault list may be written where asked: never over an audit."""
     if str(out) == STDOUT:
         raise AuditError("generate writes a file, and its fault list beside it: give --out FILE.")
-    for target, what in ((out, "the hand history"), (fault_list_of(out), "its fault list")):
-        checked_target(target, what, makes_its_directory=True)
+    checked_target(out, "the hand history", makes_its_directory=True)
+    checked_target(fault_list_of(out), "its fault list", makes_its_directory=True)

@@ -25,7 +25,10 @@ from types import FrameType
 from typing import Protocol
 
 # The phases a run may be paused at, in the order a `verify` meets them.
-PHASES = ("reading", "auditing", "inserting", "committing", "checkpointing", "printing")
+PHASES = (
+    *("starting", "reading", "auditing", "inserting"),
+    *("committing", "checkpointing", "printing", "exiting"),
+)
 PAUSE_AT = "HANDAUDIT_PAUSE_AT"
 PAUSE_FILE = "HANDAUDIT_PAUSE_FILE"
 
@@ -39,6 +42,7 @@ class _State:
     deferred = False  # a Ctrl-C arrived within one, to be raised at its end
     written = False  # this run's audit is published
     told = False  # the interrupt was told the user
+    unchanged = UNCHANGED  # what an interrupt before anything was published says
 
 
 _state = _State()
@@ -63,6 +67,7 @@ def install() -> None:
     run that starts now."""
     _state.received, _state.holding = 0, 0
     _state.deferred = _state.written = _state.told = False
+    _state.unchanged = UNCHANGED
     _arrived.clear()
     signal.signal(signal.SIGINT, on_interrupt)
 
@@ -85,6 +90,7 @@ def settle() -> None:
 
 def _count(signum: int, frame: FrameType | None) -> None:
     _state.received += 1
+    _arrived.set()
 
 
 def audit_written() -> None:
@@ -92,9 +98,14 @@ def audit_written() -> None:
     _state.written = True
 
 
+def speaks_of(unchanged: str) -> None:
+    """What an interrupt says for a command that writes no audit (`generate`)."""
+    _state.unchanged = unchanged
+
+
 def sentence() -> str:
     """What an interrupt did to the audit, in words."""
-    return WRITTEN if _state.written else UNCHANGED
+    return WRITTEN if _state.written else _state.unchanged
 
 
 @contextmanager

@@ -9,7 +9,9 @@ import re
 
 from pipeline.helpers.errors import AuditError
 
-_SIZE = re.compile(r"\d+(\.\d+)?\s*([KMGT]i?B|B)?", re.IGNORECASE)
+_SIZE = re.compile(r"\d+(\.\d+)?\s*([KMGT]i?B|B)", re.IGNORECASE)
+LOCK_WAIT = ("HANDAUDIT_LOCK_WAIT", 30.0)
+DUCKDB_MEMORY = ("HANDAUDIT_DUCKDB_MEMORY", "1GB")
 
 
 class SettingError(AuditError):
@@ -36,3 +38,10 @@ def size(name: str, default: str) -> str:
     if not _SIZE.fullmatch(text):
         raise SettingError(f"{name} is an amount of memory such as 1GB or 512MB, not {text!r}.")
     return text
+
+
+def check() -> None:
+    """Every setting read once, so that one that cannot be read stops any command before
+    it starts, whichever setting that command needs."""
+    seconds(*LOCK_WAIT)
+    size(*DUCKDB_MEMORY)

@@ -77,6 +77,8 @@ def checked_target(
                 f"{what} is binary and is not written to standard output: give a file name."
             )
         return None
+    if target.is_dir():
+        raise TargetError(f"{target} is a directory: give a file name for {what}.")
     owner = audit_owning(target, audits)
     if owner is not None:
         raise TargetError(
@@ -88,8 +90,6 @@ def checked_target(
             f"{target} is a DuckDB database: {what} is not written over one (nothing was "
             "written). Give another file name."
         )
-    if target.is_dir():
-        raise TargetError(f"{target} is a directory: give a file name for {what}.")
     parent = target.parent
     if not parent.is_dir() and not (makes_its_directory and not parent.exists()):
         kind = "is not a directory" if parent.exists() else "does not exist"
@@ -99,16 +99,16 @@ def checked_target(
 
 def audit_owning(target: Path, audits: tuple[Path, ...] = ()) -> Path | None:
     """The audit database whose files include `target`, if any: one of `audits` (its
-    log, its partial copies), or the audit.duckdb of the directory `target` is in (or
-    of the directory above its Parquet tables)."""
+    log, its partial copies, by the name given or the file it leads to), or the
+    audit.duckdb of a directory above `target` that keeps `target` for it."""
     place = _absolute(target)
-    for db in audits:
-        db = _absolute(db)
-        if place in (db, Path(f"{db}.wal")) or _same_file(place, db):
-            return db
-        if place.parent == db.parent and fnmatch.fnmatch(place.name, f".{db.name}.*"):
-            return db
-    for folder in (place.parent, place.parent.parent):
+    for given in audits:
+        for db in {_absolute(given), Path(os.path.abspath(given))}:
+            if place in (db, log_of(db)) or _same_file(place, db):
+                return db
+            if place.parent == db.parent and fnmatch.fnmatch(place.name, f".{db.name}.*"):
+                return db
+    for folder in place.parents:
         db = folder / DB_NAME
         if db.exists() and _owned(place.relative_to(folder)):
             return db
@@ -134,6 +134,8 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _is_duckdb(path: Path) -> bool:
+    if not path.is_file():  # a device or a pipe is written to, never read here
+        return False
     try:
         with path.open("rb") as f:
             return f.read(12)[8:12] == _DUCKDB_MAGIC
@@ -144,7 +146,11 @@ def _is_duckdb(path: Path) -> bool:
 @contextmanager
 def replaced_whole(target: Path) -> Iterator[Path]:
     """A file beside `target` to write; it replaces `target` when the block ends well,
-    and is removed when it does not."""
+    and is removed when it does not. A target that is not a file (a device such as
+    /dev/stdout, a pipe) is written to as it is."""
+    if target.exists() and not target.is_file():
+        yield target
+        return
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
         yield partial

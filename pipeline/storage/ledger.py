@@ -34,9 +34,6 @@ from pipeline.storage.files import leftovers, log_of, spill_dir
 SCHEMA_VERSION = 3
 # An append checkpoints once, after its commit: DuckDB is not to do it at the commit.
 NO_AUTOMATIC_CHECKPOINT = "1000GB"
-# How long an append waits for readers to close the audit before it gives up (seconds;
-# HANDAUDIT_LOCK_WAIT sets it).
-LOCK_WAIT = 30.0
 
 
 class LedgerError(AuditError):
@@ -86,7 +83,7 @@ def writer_config(out_dir: Path) -> dict[str, Any]:
     in memory; a cap (HANDAUDIT_DUCKDB_MEMORY) makes it spill to disk instead, so the
     audit's memory does not grow with the input."""
     return {
-        "memory_limit": settings.size("HANDAUDIT_DUCKDB_MEMORY", "1GB"),
+        "memory_limit": settings.size(*settings.DUCKDB_MEMORY),
         "temp_directory": str(spill_dir(out_dir)),
     }
 
@@ -202,12 +199,12 @@ class VerifiedHands(set[str]):
 def connect(db: Path, out_dir: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     """The audit itself, for an append; a reader holding it is named in a sentence."""
     config = writer_config(out_dir)
-    wait = settings.seconds("HANDAUDIT_LOCK_WAIT", LOCK_WAIT)
+    wait = settings.seconds(*settings.LOCK_WAIT)
     waited = 0.0
     while True:
         try:
             return duckdb.connect(str(db), read_only=read_only, config=config)
-        except duckdb.IOException as error:
+        except duckdb.Error as error:
             refuse_foreign_log(db, error)
             if "lock" not in str(error).lower():
                 raise
@@ -226,11 +223,12 @@ def refuse_foreign_log(db: Path, error: duckdb.Error) -> None:
     """A log beside `db` that DuckDB will not replay into it (another file's, or one
     damaged) is said in a sentence that says what to do."""
     text = str(error)
-    if "WAL" not in text or "replaying" not in text:
+    if "WAL" not in text or not log_of(db).exists():
         return
     raise LedgerError(
         f"{log_of(db)} is not a log DuckDB can replay into {db} ({text.splitlines()[0]}). "
-        f"It may belong to another copy of the audit: move it away (the audit is then what "
+        f"It may be damaged, or belong to another copy of the audit: move it away (the "
+        f"audit is then what "
         f"{db.name} holds), or put back the {db.name} it came with."
     )
 

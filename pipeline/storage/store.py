@@ -148,6 +148,10 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
     """A finished audit database, read-only, for reports and explanations."""
     if not db.exists():
         raise NoAuditError(f"There is no audit database at {db}; run `handaudit verify` first.")
+    if db.is_dir():
+        raise NoAuditError(
+            f"{db} is a directory: give the audit database in it (such as {db / DB_NAME})."
+        )
     try:
         con = duckdb.connect(str(db), read_only=True)
     except duckdb.IOException as error:
@@ -160,6 +164,7 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
             "has finished."
         ) from None
     except duckdb.Error as error:
+        refuse_foreign_log(db, error)
         raise NoAuditError(f"{db} is not an audit database: {error}") from None
     if not is_audit(con):
         con.close()
@@ -189,10 +194,21 @@ class AuditStore:
         self.final = out_dir / DB_NAME
         self.partial = partial_db(out_dir)
         self.partial.unlink(missing_ok=True)
-        self.con = duckdb.connect(
+        self._pending: dict[str, list[pa.Table]] = {name: [] for name in COLUMNS}
+        self._inserters = ThreadPoolExecutor(INSERT_THREADS, thread_name_prefix="store")
+        self._inserting: dict[str, Future[None]] = {}
+        self._cursors: dict[str, duckdb.DuckDBPyConnection] = {}
+        try:
+            self.con = self._new_database()
+        except BaseException:  # interrupted, or out of memory: nothing left behind
+            self.discard()
+            raise
+
+    def _new_database(self) -> duckdb.DuckDBPyConnection:
+        con = duckdb.connect(
             str(self.partial),
             config={
-                **writer_config(out_dir),
+                **writer_config(self.out_dir),
                 # Checkpoint now and then, not at every 16 MB (each checkpoint
                 # recompresses), nor only at the end (appended rows would stay in
                 # memory until then: 1.73 GB peak for a million hands, 1.39 at 256 MB).
@@ -202,18 +218,16 @@ class AuditStore:
                 "threads": 1,
             },
         )
+        self.con = con
         for name, columns in COLUMNS.items():
-            self.con.execute(f"CREATE TABLE {name} ({columns})")
-        self._pending: dict[str, list[pa.Table]] = {name: [] for name in COLUMNS}
-        self._inserters = ThreadPoolExecutor(INSERT_THREADS, thread_name_prefix="store")
-        self._inserting: dict[str, Future[None]] = {}
-        self._cursors: dict[str, duckdb.DuckDBPyConnection] = {}
+            con.execute(f"CREATE TABLE {name} ({columns})")
         self.append("hand_values", hand_values())
-        self.con.execute(
+        con.execute(
             "INSERT INTO audit_info VALUES (?, ?)", [SCHEMA_VERSION, f"handaudit {__version__}"]
         )
-        self.con.execute(ROWS_VIEW)
-        self.con.execute(STREETS_VIEW)
+        con.execute(ROWS_VIEW)
+        con.execute(STREETS_VIEW)
+        return con
 
     def append(self, table_name: str, rows: pa.Table) -> None:
         """Add rows to a table, in order; they are in the database after `flush`."""
@@ -326,7 +340,9 @@ class AuditStore:
         self._inserters.shutdown(wait=True, cancel_futures=True)
         for cursor in self._cursors.values():
             cursor.close()
-        self.con.close()
+        con = getattr(self, "con", None)  # none when connecting failed
+        if con is not None:
+            con.close()
 
     def discard(self) -> None:
         try:

@@ -284,3 +284,101 @@ def test_a_generated_directory_verifies_without_its_fault_lists(tmp_path: Path) 
         ).fetchall()
     assert read == [(str(made),)]
     assert {Path(s.rpartition(":")[0]).name for (s,) in sources} == {"a.jsonl", "b.jsonl"}
+
+
+# What a hostile reading of the first version found.
+
+
+def test_deeper_in_the_parquet_tables_and_through_a_link_is_still_the_audit(
+    ledger: Path, tmp_path: Path
+) -> None:
+    db = ledger / "audit.duckdb"
+    (ledger / "parquet" / "hands").mkdir(parents=True)
+    deep = ledger / "parquet" / "hands" / "part-0.csv"
+    _one_sentence(
+        handaudit("report", "coverage", "--db", str(db), "--output", str(deep)),
+        "belongs to the audit",
+    )
+    made = handaudit("generate", "--out", str(ledger / "parquet" / "new" / "x.jsonl"))
+    _one_sentence(made, "belongs to the audit")
+    assert not (ledger / "parquet" / "new").exists()
+    link = tmp_path / "link.duckdb"
+    link.symlink_to(db)
+    beside = handaudit("report", "coverage", "--db", str(link), "--output", f"{link}.wal")
+    _one_sentence(beside, "belongs to the audit")
+
+
+def test_a_device_is_written_to_and_a_directory_is_no_file(ledger: Path, tmp_path: Path) -> None:
+    db = str(ledger / "audit.duckdb")
+    shown = handaudit(
+        "report", "coverage", "--db", db, "--format", "csv", "--output", "/dev/stdout"
+    )
+    assert shown.returncode == 0 and shown.stdout.startswith("table_id,"), shown.stderr
+    assert not Path("/dev/stdout").resolve().is_file()
+    _one_sentence(handaudit("generate", "--out", "."), "is a directory")
+    _one_sentence(handaudit("explain", "x", "--db", str(ledger)), "is a directory")
+    page = handaudit("report", "audit", "--db", db, "--from", "2026-12-10", "--html", "x.html")
+    _one_sentence(page, "covers the whole audit")
+
+
+def test_settings_are_read_by_every_command(ledger: Path, tmp_path: Path) -> None:
+    db = str(ledger / "audit.duckdb")
+    for name, value, words in (
+        ("HANDAUDIT_LOCK_WAIT", "abc", "a number of seconds"),
+        ("HANDAUDIT_DUCKDB_MEMORY", "512", "an amount of memory"),
+    ):
+        env = {**os.environ, name: value}
+        for args in (
+            ["report", "coverage", "--db", db],
+            ["verify", str(FAULTS), "--out", str(tmp_path / "n")],
+        ):
+            result = subprocess.run(
+                [sys.executable, "-m", "pipeline", *args],
+                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            _one_sentence(result, name, words)
+
+
+def test_a_run_that_fails_or_is_interrupted_early_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "A"
+    env = {**os.environ, "HANDAUDIT_DUCKDB_MEMORY": "1KB"}
+    starved = subprocess.run(
+        [sys.executable, "-m", "pipeline", "verify", str(FAULTS), "--out", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert starved.returncode == 2 and "Traceback" not in starved.stderr, starved.stderr
+    assert list(out.iterdir()) == []
+
+
+def test_a_second_ctrl_c_while_the_run_cleans_up_is_only_counted(
+    days: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "A"
+    paused = tmp_path / "paused"
+    env = {**os.environ, PAUSE_AT: "inserting", PAUSE_FILE: str(paused)}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "verify", str(days[0]), "--out", str(out)],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    while not paused.exists():
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.01)
+    run.send_signal(signal.SIGINT)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130 and stderr.strip().splitlines() == [f"handaudit: {UNCHANGED}"]
+    assert list(out.iterdir()) == []
+
+
+def test_ctrl_c_while_the_command_loads_is_told(tmp_path: Path) -> None:
+    paused = tmp_path / "paused"
+    env = {**os.environ, PAUSE_AT: "starting", PAUSE_FILE: str(paused)}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "report", "--list"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    while not paused.exists():
+        time.sleep(0.01)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130 and stderr.strip() == f"handaudit: {UNCHANGED}"
