@@ -27,7 +27,7 @@ from typing import Protocol
 # The phases a run may be paused at, in the order a `verify` meets them.
 PHASES = (
     *("starting", "reading", "auditing", "inserting"),
-    *("committing", "checkpointing", "printing", "exiting"),
+    *("committing", "checkpointing", "printing", "exiting", "cleaning"),
 )
 PAUSE_AT = "HANDAUDIT_PAUSE_AT"
 PAUSE_FILE = "HANDAUDIT_PAUSE_FILE"
@@ -132,16 +132,19 @@ class _Connection(Protocol):
 
 
 def pause_at(phase: str, con: _Connection | None = None) -> None:
-    """For tests: when `HANDAUDIT_PAUSE_AT` names `phase`, say so by creating the file
-    `HANDAUDIT_PAUSE_FILE`, and wait for an interrupt. Given `con`, the wait is DuckDB
-    statements, one after another, as a Ctrl-C meets a run in a long one."""
-    if os.environ.get(PAUSE_AT) != phase:
+    """For tests: when `HANDAUDIT_PAUSE_AT` names `phase` (among others, comma-separated),
+    say so by writing the phase into the file `HANDAUDIT_PAUSE_FILE`, and wait for the
+    next interrupt. Given `con`, the wait is DuckDB statements, one after another, as a
+    Ctrl-C meets a run in a long one."""
+    if phase not in os.environ.get(PAUSE_AT, "").split(","):
         return
     assert phase in PHASES, phase
+    before = _state.received
     Path(os.environ[PAUSE_FILE]).write_text(phase)
-    while con is not None and not _state.holding and not received():
+    while con is not None and not _state.holding and _state.received == before:
         # DuckDB stops a statement it is running when interrupted (as a long one would
         # be); one that it does not stop ends within a tenth of a second or so.
         con.execute("SELECT sum(range) FROM range(100000000)")
-    while not _arrived.wait(0.05):
-        pass
+    while _state.received == before:
+        _arrived.wait(0.05)
+        _arrived.clear()

@@ -345,6 +345,7 @@ class AuditStore:
             con.close()
 
     def discard(self) -> None:
+        pause_at("cleaning")
         try:
             self._close()
         finally:
