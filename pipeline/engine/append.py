@@ -34,7 +34,7 @@ from pipeline.storage.files import log_of
 from pipeline.storage.ledger import (
     NO_AUTOMATIC_CHECKPOINT,
     LedgerError,
-    VerifiedHands,
+    StoredHands,
     audited_digests,
     connect,
     digest,
@@ -194,9 +194,12 @@ def _append(
     """The new records into the audit, the rules judged again, the run's row: uncommitted."""
     after = _last_rowid(con, "quarantine_appearances")
     quarantined = _last_rowid(con, "quarantine")
-    seen = VerifiedHands(con)
     store = _Joined(con, db.parent, stages, quarantined)
-    audit_files(run, files, store, stages, workers, seen=seen)
+    stored = StoredHands(con, workers)
+    try:
+        audit_files(run, files, store, stages, workers, stored=stored)
+    finally:
+        stored.close()
     with stages.stage("table rules"):
         new = f"(SELECT * FROM quarantine WHERE rowid > {quarantined})"
         con.execute(QUARANTINE_APPEARANCES.format(source=new))

@@ -18,7 +18,7 @@ from pipeline.helpers.interrupts import pause_at
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
 from pipeline.ingest import Accounting, blocks
-from pipeline.storage.ledger import VerifiedHands
+from pipeline.storage.ledger import StoredHands
 from pipeline.storage.store import AuditStore
 
 
@@ -157,19 +157,20 @@ def audit_files(
     store: AuditStore,
     stages: Stages,
     workers: int,
-    seen: set[str] | None = None,
+    stored: StoredHands | None = None,
 ) -> None:
-    """Every record of `files` audited into `store` (its table rules not yet run)."""
+    """Every record of `files` audited into `store` (its table rules not yet run);
+    `stored`: the hands an audit held before the run (an append's), looked up."""
     pause_at("reading")
     read = stages.wrap("ingest and validation", blocks(files))
-    for audited in audit_blocks(read, workers, stages, seen=seen):
+    for audited in audit_blocks(read, workers, stages, stored=stored):
         for audit in audited.audits:
             for name, rows in audit.tables().items():
                 store.append(name, rows)
         store.quarantine(audited.rejects)
         run.accounting.add(audited.verified, audited.rejects)
-        if isinstance(seen, VerifiedHands):
-            run.hands_already_audited += seen.copies(audited.rejects)
+        if stored is not None:
+            run.hands_already_audited += stored.copies(audited.rejects)
         run.progress.update(read=run.accounting.read, verified=run.accounting.verified)
         pause_at("auditing")
     store.flush(done=True)
@@ -202,8 +203,8 @@ def summarize(
 def not_checked(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     """The players of each table's first verified hand, and their tables: where the audit
     begins, their previous hand is not known (chinese-family.md 8)."""
-    found = con.execute(
-        "SELECT count(*), count(DISTINCT h.table_id) FROM players p JOIN hands h USING (hand_id) "
+    found = con.execute(  # n_players: the hand's rows of players (`core/audit.py`)
+        "SELECT coalesce(sum(n_players), 0), count(*) FROM hands "
         f"WHERE hand_id IN ({FIRST_HANDS.format(where='TRUE')})"
     ).fetchall()[0]
     return (int(found[0]), int(found[1])) if found else (0, 0)
