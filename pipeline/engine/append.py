@@ -34,7 +34,7 @@ from pipeline.storage.files import log_of
 from pipeline.storage.ledger import (
     NO_AUTOMATIC_CHECKPOINT,
     LedgerError,
-    StoredHands,
+    VerifiedHands,
     audited_digests,
     connect,
     digest,
@@ -85,7 +85,6 @@ class _Joined(AuditStore):
         con.execute(
             "CREATE TEMP TABLE new_hands (hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT)"
         )
-        con.execute("SET threads = 1")  # whole row groups (AuditStore); `flush` resets it
 
     def _insert(self, table_name: str, whole_groups: bool = False) -> None:
         rows = self._take(table_name, whole_groups)
@@ -128,6 +127,10 @@ def append_to(
         # (after a failure: the file must stay as it was).
         con.execute(f"SET checkpoint_threshold = '{NO_AUTOMATIC_CHECKPOINT}'")
         con.execute("PRAGMA disable_checkpoint_on_shutdown")
+        # The checkpoint writes what the append added, and merges no row groups: DuckDB
+        # inserts on every core, each leaving a partly filled group, and merging them
+        # cost 0.7 s of a 100,000-hand day's checkpoint (it adds 0.7% to the file).
+        con.execute("SET max_vacuum_tasks = 0")
         con.execute("BEGIN TRANSACTION")
         try:
             summary = _append(run, fresh, con, db, stages, workers)
@@ -194,12 +197,9 @@ def _append(
     """The new records into the audit, the rules judged again, the run's row: uncommitted."""
     after = _last_rowid(con, "quarantine_appearances")
     quarantined = _last_rowid(con, "quarantine")
+    seen = VerifiedHands(con)
     store = _Joined(con, db.parent, stages, quarantined)
-    stored = StoredHands(con, workers)
-    try:
-        audit_files(run, files, store, stages, workers, stored=stored)
-    finally:
-        stored.close()
+    audit_files(run, files, store, stages, workers, seen=seen)
     with stages.stage("table rules"):
         new = f"(SELECT * FROM quarantine WHERE rowid > {quarantined})"
         con.execute(QUARANTINE_APPEARANCES.format(source=new))

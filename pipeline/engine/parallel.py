@@ -15,7 +15,7 @@ one-worker run's, row for row.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -57,26 +57,18 @@ def audit_blocks(
     stages: Stages,
     audit: bool = True,
     seen: set[str] | None = None,
-    stored: Callable[[set[str]], set[str]] | None = None,
 ) -> Iterator[AuditedBlock]:
     """Every block ingested and (with `audit`) audited, in input order; `workers` blocks
-    at a time. `seen`: hand ids verified before the first block (none by default).
-    `stored`: which of a block's ids an audit held before the run (an append's), asked
-    by the worker that audits the block; they join `seen` when the block's turn comes."""
+    at a time. `seen`: hand ids verified before the first block (none by default)."""
     verified: set[str] = set() if seen is None else seen
 
-    def first(block: FilePart) -> tuple[AuditedBlock, set[str], set[str]]:
-        """The block audited as if no hand were read before it, the ids it verified, and
-        those of them the audit held before."""
+    def first(block: FilePart) -> tuple[AuditedBlock, set[str]]:
+        """The block audited as if no hand were read before it, and the ids it verified."""
         ids: set[str] = set()
-        audited = audit_block(block, ids, stages, alone=workers <= 1, audit=audit)
-        return audited, ids, stored(ids) if stored is not None and ids else set()
+        return audit_block(block, ids, stages, alone=workers <= 1, audit=audit), ids
 
-    def settle(
-        block: FilePart, future: Future[tuple[AuditedBlock, set[str], set[str]]]
-    ) -> AuditedBlock:
-        audited, ids, before = future.result()
-        verified.update(before)
+    def settle(block: FilePart, future: Future[tuple[AuditedBlock, set[str]]]) -> AuditedBlock:
+        audited, ids = future.result()
         if verified.isdisjoint(ids):
             verified.update(ids)
             return audited
@@ -84,7 +76,7 @@ def audit_blocks(
 
     # A few blocks in flight keep every worker busy while the caller stores the
     # last result; more would only hold memory. One worker runs them in turn.
-    pending: deque[tuple[FilePart, Future[tuple[AuditedBlock, set[str], set[str]]]]] = deque()
+    pending: deque[tuple[FilePart, Future[tuple[AuditedBlock, set[str]]]]] = deque()
     with ThreadPoolExecutor(workers, thread_name_prefix="audit") as pool:
         try:
             for block in blocks:

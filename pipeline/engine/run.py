@@ -18,7 +18,7 @@ from pipeline.helpers.interrupts import pause_at
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
 from pipeline.ingest import Accounting, blocks
-from pipeline.storage.ledger import StoredHands
+from pipeline.storage.ledger import VerifiedHands
 from pipeline.storage.store import AuditStore
 
 
@@ -157,20 +157,19 @@ def audit_files(
     store: AuditStore,
     stages: Stages,
     workers: int,
-    stored: StoredHands | None = None,
+    seen: set[str] | None = None,
 ) -> None:
-    """Every record of `files` audited into `store` (its table rules not yet run);
-    `stored`: the hands an audit held before the run (an append's), looked up."""
+    """Every record of `files` audited into `store` (its table rules not yet run)."""
     pause_at("reading")
     read = stages.wrap("ingest and validation", blocks(files))
-    for audited in audit_blocks(read, workers, stages, stored=stored):
+    for audited in audit_blocks(read, workers, stages, seen=seen):
         for audit in audited.audits:
             for name, rows in audit.tables().items():
                 store.append(name, rows)
         store.quarantine(audited.rejects)
         run.accounting.add(audited.verified, audited.rejects)
-        if stored is not None:
-            run.hands_already_audited += stored.copies(audited.rejects)
+        if isinstance(seen, VerifiedHands):
+            run.hands_already_audited += seen.copies(audited.rejects)
         run.progress.update(read=run.accounting.read, verified=run.accounting.verified)
         pause_at("auditing")
     store.flush(done=True)

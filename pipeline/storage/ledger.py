@@ -12,9 +12,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import queue
 import shutil
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -165,46 +163,37 @@ def may_replace(db: Path, replace: bool) -> None:
         )
 
 
-class StoredHands:
-    """Which hand ids an audit held before this run, asked a block at a time by the
-    threads that audit the blocks, each on a connection of its own (made here, on the
-    thread that owns `con`): a snapshot of the audit as committed, which this run's own
-    rows are not part of. `met`: the ids the audit held, met in this run's records."""
+class VerifiedHands(set[str]):
+    """Hand ids verified before the records being read: this run's, and the stored
+    audit's, looked up a block at a time (the audit's ids are never all in memory)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, threads: int) -> None:
-        self._cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
-        for _ in range(threads):
-            self._cursors.put(con.cursor())
-        self._lock = threading.Lock()
-        self.met: set[str] = set()
-
-    def __call__(self, ids: set[str]) -> set[str]:
-        """Those of `ids` the audit held before this run."""
-        table = pa.table({"hand_id": pa.array(sorted(ids), pa.string())})
-        cursor = self._cursors.get()
-        try:
-            cursor.register("asked", table)
-            found = cursor.execute(
-                "SELECT hand_id FROM hands WHERE hand_id IN (SELECT hand_id FROM asked)"
-            ).fetchall()
-            cursor.unregister("asked")
-        finally:
-            self._cursors.put(cursor)
-        held = {h for (h,) in found}
-        with self._lock:
-            self.met |= held
-        return held
-
-    def close(self) -> None:
-        while not self._cursors.empty():
-            self._cursors.get().close()
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        super().__init__()
+        self._con = con
+        self.stored: set[str] = set()  # ids met that the audit held before this run
 
     def copies(self, rejects: Iterable[Quarantined]) -> int:
         """How many of `rejects` are records of a hand the audit held before this run:
         every copy counts."""
         return sum(
-            1 for q in rejects if q.check.value == "duplicate_hand" and q.hand_id in self.met
+            1 for q in rejects if q.check.value == "duplicate_hand" and q.hand_id in self.stored
         )
+
+    def isdisjoint(self, ids: Iterable[object]) -> bool:
+        """Whether none of `ids` was verified before; stored ones met become known."""
+        asked = [i for i in ids if i not in self]
+        if asked:
+            table = pa.table({"hand_id": pa.array([str(i) for i in asked], pa.string())})
+            self._con.register("asked", table)
+            try:
+                found = self._con.execute(
+                    "SELECT hand_id FROM hands WHERE hand_id IN (SELECT hand_id FROM asked)"
+                ).fetchall()
+            finally:
+                self._con.unregister("asked")
+            self.update(h for (h,) in found)
+            self.stored.update(h for (h,) in found)
+        return super().isdisjoint(ids)
 
 
 def connect(db: Path, out_dir: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
