@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipeline.helpers.interrupts import PAUSE_AT, PAUSE_FILE
 from pipeline.storage.ledger import writer_lock
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, ROOT
@@ -37,10 +38,12 @@ def big_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _start(*args: str) -> subprocess.Popen[str]:
+def _start(*args: str, pause: str = "", paused: Path | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, PAUSE_AT: pause, PAUSE_FILE: str(paused)} if pause else None
     return subprocess.Popen(
         [sys.executable, "-m", "pipeline", *args],
         cwd=ROOT,
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -65,17 +68,19 @@ def test_the_readme_workflow(days: list[Path], tmp_path: Path) -> None:
     assert coverage.returncode == 0 and "players_not_checked" in coverage.stdout
 
 
-def _kill_when(run: subprocess.Popen[str], out: Path, phase: str) -> bool:
-    """SIGKILL `run` in `phase` (auditing: a second after it started, its transaction
-    open; committing: as soon as the audit's write-ahead log grows); whether it was
-    still running then."""
+# Where a kill lands: paused at a named phase (its transaction open with the rows
+# inserted; committed but not yet checkpointed), or as soon as the log grows (mid-commit).
+PAUSED = ("inserting", "checkpointing")
+
+
+def _kill_when(run: subprocess.Popen[str], out: Path, phase: str, paused: Path) -> bool:
+    """SIGKILL `run` in `phase`; whether it was still running then."""
     log = out / "audit.duckdb.wal"
     size = log.stat().st_size if log.exists() else -1
-    started = time.perf_counter()
 
     def sign() -> bool:
-        if phase == "auditing":
-            return time.perf_counter() - started > 1.0
+        if phase in PAUSED:
+            return paused.exists()
         return log.exists() and log.stat().st_size > size
 
     while not sign() and run.poll() is None:
@@ -83,12 +88,14 @@ def _kill_when(run: subprocess.Popen[str], out: Path, phase: str) -> bool:
     running = run.poll() is None
     run.send_signal(signal.SIGKILL)
     run.wait()
+    paused.unlink(missing_ok=True)
     return running
 
 
 def test_a_killed_append_leaves_the_audit_as_it_was(big_day: Path, tmp_path: Path) -> None:
-    """Killed while it audits the new hands, and while it commits them into the audit
-    (its write-ahead log on disk): the audit is as before, or, the commit whole, as after."""
+    """Killed with its rows inserted, while it commits them into the audit (its log on
+    disk), and once committed before its checkpoint: the audit is as before, or, the
+    commit whole, as after; a log the kill left is folded in by the next append."""
     out = tmp_path / "audit"
     assert handaudit("verify", str(EXAMPLES / "family/clean/hands.jsonl"), "--out", str(out))
     before = audit_rows(out / "audit.duckdb")
@@ -96,22 +103,30 @@ def test_a_killed_append_leaves_the_audit_as_it_was(big_day: Path, tmp_path: Pat
     shutil.copytree(out, tmp_path / "after")
     assert handaudit("verify", str(big_day), "--append", "--out", str(tmp_path / "after"))
     after = audit_rows(tmp_path / "after" / "audit.duckdb")
-    killed = {"auditing": 0, "committing": 0}
-    for _ in range(4):
+    killed = {"inserting": 0, "committing": 0, "checkpointing": 0}
+    paused = tmp_path / "paused"
+    for _ in range(3):
         for phase in killed:
-            run = _start("verify", str(big_day), "--append", "--out", str(out))
-            killed[phase] += _kill_when(run, out, phase)
+            pause = phase if phase in PAUSED else ""
+            run = _start("verify", str(big_day), "--append", "--out", str(out), pause=pause,
+                         paused=paused)  # fmt: skip
+            killed[phase] += _kill_when(run, out, phase, paused)
             state = audit_rows(out / "audit.duckdb")
             assert state in (before, after), f"killed while {phase}"
-            if state == after:  # the commit was whole: start again from before
-                shutil.rmtree(out)
-                shutil.copytree(tmp_path / "before", out)
-    assert killed["auditing"] and killed["committing"], killed
+            assert phase != "checkpointing" or state == after  # committed, in its log
+            if state != after:
+                continue
+            if (out / "audit.duckdb.wal").exists():  # the next append folds the log in
+                again = handaudit("verify", str(big_day), "--append", "--out", str(out))
+                assert "files already audited, skipped: 1" in again.stdout, again.stderr
+                assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
+                assert audit_rows(out / "audit.duckdb") == after
+            shutil.rmtree(out)  # start again from before
+            shutil.copytree(tmp_path / "before", out)
+    assert all(killed.values()), killed
     done = handaudit("verify", str(big_day), "--append", "--out", str(out))
     assert done.returncode in (0, 1), done.stderr
     assert audit_rows(out / "audit.duckdb") == after
-    # Nothing a kill left: a log killed mid-commit was folded in by the next append,
-    # which checkpoints its own commit.
     assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
 
 
