@@ -382,3 +382,28 @@ def test_ctrl_c_while_the_command_loads_is_told(tmp_path: Path) -> None:
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=120)
     assert run.returncode == 130 and stderr.strip() == f"handaudit: {UNCHANGED}"
+
+
+@pytest.fixture(scope="module")
+def large_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Enough hands that DuckDB writes row groups into the audit before the commit."""
+    path = tmp_path_factory.mktemp("large") / "day.parquet"
+    made = handaudit(
+        "generate", "--tables", "120", "--hands", "200", "--seed", "9", "--format", "parquet",
+        "--out", str(path),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return path
+
+
+def test_an_append_stopped_before_its_commit_gives_the_space_back(
+    large_day: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "A"
+    assert handaudit("verify", str(FAULTS), "--out", str(out)).returncode == 1
+    size, before = (out / "audit.duckdb").stat().st_size, _digest(out / "audit.duckdb")
+    result = _interrupted(out, "inserting", str(large_day), "--append")
+    assert result.returncode == 130 and result.stderr.strip() == f"handaudit: {UNCHANGED}"
+    assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
+    assert (out / "audit.duckdb").stat().st_size == size  # it had grown by 2 MB
+    assert _digest(out / "audit.duckdb") == before
