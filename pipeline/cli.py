@@ -265,9 +265,10 @@ def _verify(
 
         require_spark()  # before importing pyspark, to say what to install
         from pipeline.spark.engine import verify_on_spark
+        from pipeline.storage.files import DB_NAME
         from pipeline.storage.ledger import may_replace
 
-        may_replace(Path(out) / "audit.duckdb", replace)
+        may_replace(Path(out) / DB_NAME, replace)
         return verify_on_spark(inputs, out, master, progress=Progress())
     from pipeline.engine.verify import verify
     from pipeline.helpers.no_pandas import arrow_without_pandas

@@ -26,16 +26,18 @@ def days(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return write_parts(tmp_path_factory.mktemp("days"), split(LINES, [20, 40]))
 
 
+def generated(path: Path, *options: str) -> Path:
+    """A history `generate` writes at `path`, with `options`."""
+    made = handaudit("generate", *options, "--out", str(path))
+    assert made.returncode == 0, made.stderr
+    return path
+
+
 @pytest.fixture(scope="module")
 def big_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Enough hands that an append takes a few seconds (for killing and racing it)."""
     path = tmp_path_factory.mktemp("big") / "ofc.jsonl"
-    made = handaudit(
-        "generate", "--variant", "ofc", "--tables", "20", "--hands", "200", "--seed", "5",
-        "--out", str(path),
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    return path
+    return generated(path, "--variant", "ofc", "--tables", "20", "--hands", "200", "--seed", "5")
 
 
 def _start(*args: str, pause: str = "", paused: Path | None = None) -> subprocess.Popen[str]:

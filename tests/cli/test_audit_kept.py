@@ -17,6 +17,7 @@ import duckdb
 import pytest
 
 from pipeline.helpers.interrupts import PAUSE_AT, PAUSE_FILE, PHASES, UNCHANGED, WRITTEN
+from tests.cli.test_append_command import generated
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, ROOT
 from tests.property.test_ledger import LINES, split, write_parts
@@ -388,12 +389,9 @@ def test_ctrl_c_while_the_command_loads_is_told(tmp_path: Path) -> None:
 def large_day(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Enough hands that DuckDB writes row groups into the audit before the commit."""
     path = tmp_path_factory.mktemp("large") / "day.parquet"
-    made = handaudit(
-        "generate", "--tables", "120", "--hands", "200", "--seed", "9", "--format", "parquet",
-        "--out", str(path),
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
-    return path
+    return generated(
+        path, "--tables", "120", "--hands", "200", "--seed", "9", "--format", "parquet"
+    )
 
 
 def test_an_append_stopped_before_its_commit_gives_the_space_back(
