@@ -479,10 +479,11 @@ def _audit_html(db: Path, html_file: Path | None) -> None:
     from pipeline.outputs.html_report import audit_report
     from pipeline.outputs.reports import ReportError
     from pipeline.storage.files import checked_target, write_whole
+    from pipeline.storage.store import audited_inputs
 
     if html_file is None:
         raise ReportError("The audit report is HTML: give --html FILE.")
-    target = checked_target(html_file, "the HTML report", audits=(db,))
+    target = checked_target(html_file, "the HTML report", (db,), inputs=audited_inputs(db))
     page = audit_report(db)
     if target is None:
         typer.echo(page, nl=False)

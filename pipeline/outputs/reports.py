@@ -28,7 +28,7 @@ from pipeline.helpers.display import cell, for_terminal, spreadsheet_safe, visib
 from pipeline.helpers.errors import AuditError
 from pipeline.outputs.text_table import text_table
 from pipeline.storage.files import checked_target, replaced_whole, write_whole
-from pipeline.storage.store import open_audit
+from pipeline.storage.store import audited_inputs, open_audit
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
 FORMATS = ("table", "csv", "json", "parquet")
@@ -333,4 +333,5 @@ def report_target(output: Path | None, fmt: str, db: Path) -> Path | None:
         if fmt == "parquet":
             raise ReportError("Parquet needs --output FILE.")
         return None
-    return checked_target(output, f"the report ({fmt})", audits=(db,), binary=fmt == "parquet")
+    what, binary = f"the report ({fmt})", fmt == "parquet"
+    return checked_target(output, what, (db,), binary, inputs=audited_inputs(db))

@@ -34,7 +34,15 @@ from pipeline.storage.ledger import (
 )
 from pipeline.storage.stored import COLUMNS, PUBLISHED
 
-__all__ = ["DB_NAME", "AuditStore", "NoAuditError", "ParquetLoad", "insert_rows", "open_audit"]
+__all__ = [
+    "DB_NAME",
+    "AuditStore",
+    "NoAuditError",
+    "ParquetLoad",
+    "audited_inputs",
+    "insert_rows",
+    "open_audit",
+]
 
 
 # Rows of one table kept in memory before they go into DuckDB in one statement: four of
@@ -173,6 +181,13 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
             "the audit.duckdb that `handaudit verify` wrote."
         )
     return con
+
+
+def audited_inputs(db: Path) -> tuple[Path, ...]:
+    """The inputs (files and directories) the audit's runs read, as they stored them."""
+    with open_audit(db) as con:
+        rows = con.execute("SELECT DISTINCT unnest(inputs) FROM runs").fetchall()
+    return tuple(Path(i) for (i,) in rows if i and "://" not in i)
 
 
 def is_audit(con: duckdb.DuckDBPyConnection) -> bool:

@@ -405,3 +405,22 @@ def test_an_append_stopped_before_its_commit_gives_the_space_back(
     assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
     assert (out / "audit.duckdb").stat().st_size == size  # it had grown by 2 MB
     assert _digest(out / "audit.duckdb") == before
+
+
+def test_no_output_is_written_over_a_hand_history_the_audit_read(tmp_path: Path) -> None:
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    day = exports / "day.jsonl"
+    shutil.copy(FAULTS, day)
+    out = tmp_path / "A"
+    assert handaudit("verify", str(exports), "--out", str(out)).returncode == 1
+    db = str(out / "audit.duckdb")
+    for target in (day, exports / "next.jsonl"):  # one it read, one it would read
+        report = handaudit(
+            "report", "coverage", "--db", db, "--format", "csv", "--output", str(target)
+        )
+        _one_sentence(report, "is a hand history the audit read", "nothing was written")
+    _one_sentence(handaudit("report", "audit", "--db", db, "--html", str(day)), "audit read")
+    assert day.read_bytes() == FAULTS.read_bytes() and not (exports / "next.jsonl").exists()
+    beside = handaudit("report", "coverage", "--db", db, "--output", str(exports / "c.csv"))
+    assert beside.returncode == 0, beside.stderr
