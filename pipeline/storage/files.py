@@ -18,6 +18,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from pipeline.helpers.errors import AuditError
+from pipeline.ingest.sources import SUFFIXES
 
 STDOUT = "-"
 DB_NAME = "audit.duckdb"
@@ -67,10 +68,12 @@ def checked_target(
     audits: tuple[Path, ...] = (),
     binary: bool = False,
     makes_its_directory: bool = False,
+    inputs: tuple[Path, ...] = (),
 ) -> Path | None:
     """`target` if `what` may be written there, None for standard output (`-`, text
     only); refused in a sentence otherwise. `audits`: databases this command reads,
-    whatever their names. `makes_its_directory`: the writer creates a missing one."""
+    whatever their names. `makes_its_directory`: the writer creates a missing one.
+    `inputs`: what the audit read (files, directories), never written over."""
     if str(target) == STDOUT:
         if binary:
             raise TargetError(
@@ -84,6 +87,12 @@ def checked_target(
         raise TargetError(
             f"{target} belongs to the audit {owner}: {what} is not written over it (nothing "
             "was written). Give another file name, outside what the audit keeps."
+        )
+    read = input_holding(target, inputs)
+    if read is not None:
+        raise TargetError(
+            f"{target} is a hand history the audit read (its input {read}): {what} is not "
+            "written over it (nothing was written). Give another file name."
         )
     if _is_duckdb(target):
         raise TargetError(
@@ -112,6 +121,19 @@ def audit_owning(target: Path, audits: tuple[Path, ...] = ()) -> Path | None:
         db = folder / DB_NAME
         if db.exists() and _owned(place.relative_to(folder)):
             return db
+    return None
+
+
+def input_holding(target: Path, inputs: tuple[Path, ...]) -> Path | None:
+    """The input that `target` is, or the input directory it would be read from (a
+    hand-history file's name below it), if any."""
+    place = _absolute(target)
+    for given in inputs:
+        read = _absolute(given)
+        if place == read or _same_file(place, read):
+            return given
+        if read in place.parents and place.name.endswith(SUFFIXES):
+            return given
     return None
 
 
