@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -133,7 +134,7 @@ def run_row(run: Run, summary: RunSummary) -> pa.Table:
         "run_id": run.run_id,
         "version": __version__,
         "mode": run.mode,
-        "inputs": [str(p.absolute()) if isinstance(p, Path) else p for p in run.inputs],
+        "inputs": [_as_stored(p) for p in run.inputs],
         "input_digests": run.digests,
         "files_skipped": run.files_skipped,
         "hands_already_audited": run.hands_already_audited,
@@ -149,6 +150,13 @@ def run_row(run: Run, summary: RunSummary) -> pa.Table:
         "seconds": run.progress.seconds,
     }
     return pa.Table.from_pylist([row])
+
+
+def _as_stored(given: Path | str) -> str:
+    """An input as `runs` keeps it: a local path made absolute (whichever engine read it),
+    a URL as given."""
+    text = str(given)
+    return text if "://" in text else os.path.abspath(text.removeprefix("file:"))
 
 
 def audit_files(
