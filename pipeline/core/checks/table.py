@@ -66,9 +66,25 @@ SELECT DISTINCT table_id, NULL::BIGINT AS from_no FROM hands
 UNION SELECT DISTINCT table_id, NULL::BIGINT FROM quarantine_appearances
 """
 
+# What came before each scope table's judged hands, from one pass over its records
+# (verified, and quarantined whose id was verified nowhere): the number of the last
+# of them, and their latest start (for the hand-number rule).
+_BEFORE = """
+CREATE OR REPLACE TEMP TABLE table_before AS
+SELECT table_id, max(hand_no) AS last_no, max(started_at) AS latest FROM (
+    SELECT h.table_id, h.hand_no, h.started_at FROM hands h JOIN scope s USING (table_id)
+    WHERE h.hand_no < s.from_no
+    UNION ALL
+    SELECT q.table_id, q.hand_no, q.started_at
+    FROM quarantine_appearances q JOIN scope s USING (table_id)
+    WHERE q.hand_no < s.from_no AND q.hand_id NOT IN (SELECT hand_id FROM hands)
+) GROUP BY table_id
+"""
+
 # The hands of the scope's tables, verified and quarantined (a quarantined record whose
 # id was verified elsewhere is left out); `judged` from from_no on, and the last hand
-# before it kept as the one the first judged hand follows.
+# before it kept as the one the first judged hand follows (of those numbered last, the
+# last by id).
 _TABLE_HANDS = """
 CREATE OR REPLACE TEMP TABLE table_hands AS
 WITH quarantined AS (
@@ -79,28 +95,50 @@ verified_elsewhere AS (
     SELECT hand_id FROM hands WHERE hand_id IN (SELECT hand_id FROM quarantined)
 ),
 every AS (
-    SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, FALSE AS quarantined, s.from_no
+    SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value,
+           FALSE AS quarantined, s.from_no
     FROM hands h JOIN scope s USING (table_id)
     UNION ALL
-    SELECT q.table_id, q.hand_no, q.hand_id, q.started_at, TRUE, s.from_no
+    SELECT q.table_id, q.hand_no, q.hand_id, q.started_at, NULL, TRUE, s.from_no
     FROM quarantined q JOIN scope s USING (table_id)
     WHERE q.hand_id NOT IN (SELECT hand_id FROM verified_elsewhere)
 )
-SELECT table_id, hand_no, hand_id, started_at, quarantined, TRUE AS judged FROM every
-WHERE from_no IS NULL OR hand_no >= from_no
+SELECT table_id, hand_no, hand_id, started_at, point_value, quarantined, TRUE AS judged
+FROM every WHERE from_no IS NULL OR hand_no >= from_no
 UNION ALL
-SELECT table_id, arg_max(hand_no, (hand_no, hand_id)), arg_max(hand_id, (hand_no, hand_id)),
-       arg_max(started_at, (hand_no, hand_id)), arg_max(quarantined, (hand_no, hand_id)), FALSE
-FROM every WHERE hand_no < from_no GROUP BY table_id
+SELECT e.table_id, any_value(e.hand_no), max(e.hand_id), arg_max(e.started_at, e.hand_id),
+       arg_max(e.point_value, e.hand_id), arg_max(e.quarantined, e.hand_id), FALSE
+FROM every e JOIN table_before b ON b.table_id = e.table_id AND b.last_no = e.hand_no
+GROUP BY e.table_id
+"""
+
+# For a table judged from from_no on (none in a whole run), its verified hands of the
+# last LOOKBACK hand numbers before them: where its players' previous appearances are
+# first looked for.
+LOOKBACK = 4
+_RECENT_HANDS = """
+CREATE OR REPLACE TEMP TABLE recent_hands AS
+SELECT h.hand_id, h.table_id, h.hand_no, h.started_at, h.point_value
+FROM hands h JOIN scope s USING (table_id)
+WHERE h.hand_no < s.from_no AND h.hand_no >= s.from_no - {lookback}
+  AND h.hand_id NOT IN (SELECT hand_id FROM table_hands)
+"""
+
+# The players of the hands above and of the recent ones, in one pass over `players`.
+_THEIR_PLAYERS = """
+CREATE OR REPLACE TEMP TABLE their_players AS
+SELECT hand_id, player_id, seat, stack_start, add_on, recorded_stack_end, timed_out
+FROM players
+WHERE hand_id IN (SELECT hand_id FROM table_hands UNION ALL SELECT hand_id FROM recent_hands)
 """
 
 # Every appearance of a player at the hands above.
 _NEAR = """
 CREATE OR REPLACE TEMP TABLE near AS
-SELECT t.table_id, t.hand_no, t.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
+SELECT t.table_id, t.hand_no, t.hand_id, t.started_at, t.point_value, p.player_id, p.seat,
        p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
        FALSE AS quarantined, t.judged
-FROM table_hands t JOIN players p USING (hand_id) JOIN hands h USING (hand_id)
+FROM table_hands t JOIN their_players p USING (hand_id)
 WHERE NOT t.quarantined
 UNION ALL
 SELECT t.table_id, t.hand_no, t.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
@@ -110,9 +148,8 @@ WHERE t.quarantined
 """
 
 # For a player judged from from_no on (none in a whole run), their appearances before
-# the hands above: first among the last LOOKBACK hand numbers; for those without a
-# verified one there (new arrivals, or back after long), among all before, for them alone.
-LOOKBACK = 4
+# the hands above: first among the recent hands; for those without a verified one there
+# (new arrivals, or back after long), among all before, for them alone.
 _JUDGED_PLAYERS = """
 CREATE OR REPLACE TEMP TABLE judged_players AS
 SELECT DISTINCT n.table_id, n.player_id, s.from_no
@@ -121,16 +158,10 @@ WHERE n.judged AND s.from_no IS NOT NULL
 """
 _RECENT = """
 CREATE OR REPLACE TEMP TABLE earlier AS
-WITH recent AS (
-    SELECT h.hand_id, h.table_id, h.hand_no, h.started_at, h.point_value
-    FROM hands h JOIN scope s USING (table_id)
-    WHERE h.hand_no < s.from_no AND h.hand_no >= s.from_no - {lookback}
-      AND h.hand_id NOT IN (SELECT hand_id FROM table_hands)
-)
 SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
        p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
        FALSE AS quarantined
-FROM recent h JOIN players p USING (hand_id)
+FROM recent_hands h JOIN their_players p USING (hand_id)
 JOIN judged_players j ON j.table_id = h.table_id AND j.player_id = p.player_id
 UNION ALL
 SELECT q.table_id, q.hand_no, q.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
@@ -275,9 +306,6 @@ HAND_NUMBERS = _insert(
         SELECT hand_id, table_id, hand_no, started_at, judged FROM table_hands
         WHERE NOT quarantined OR hand_id IN (SELECT hand_id FROM sequence WHERE quarantined)
     ),
-    before AS (  -- the latest start of a table's hands before the judged ones
-        SELECT table_id, max(started_at) AS latest FROM table_hands_before GROUP BY table_id
-    ),
     ordered AS (
         SELECT hand_id, table_id, hand_no, started_at, judged,
                lag(hand_id) OVER w AS previous_hand,
@@ -289,7 +317,7 @@ HAND_NUMBERS = _insert(
     ),
     judged AS (
         SELECT o.*, greatest(o.latest_in_window, b.latest) AS latest_before
-        FROM ordered o LEFT JOIN before b USING (table_id)
+        FROM ordered o LEFT JOIN table_before b USING (table_id)
         WHERE o.judged
     )
     SELECT hand_id, table_id, NULL::BIGINT AS seat,
@@ -371,16 +399,6 @@ _FIRST_HANDS = "CREATE OR REPLACE TEMP TABLE first_hands AS " + FIRST_HANDS.form
     where="table_id IN (SELECT table_id FROM scope)"
 )
 
-# A table's hands before the judged ones, by start only (for the hand-number rule).
-_BEFORE = """
-CREATE OR REPLACE TEMP TABLE table_hands_before AS
-SELECT h.table_id, h.started_at FROM hands h JOIN scope s USING (table_id)
-WHERE h.hand_no < s.from_no
-UNION ALL
-SELECT DISTINCT q.table_id, q.started_at FROM quarantine_appearances q JOIN scope s USING (table_id)
-WHERE q.hand_no < s.from_no AND q.hand_id NOT IN (SELECT hand_id FROM hands)
-"""
-
 # The checks the rules across hands raise (a yes-or-no Fantasyland finding is the hand's
 # own: `checks/family.py` records its expected value as true or false).
 TABLE_FINDING = """(
@@ -396,8 +414,10 @@ def check_table_rules(store: Store, scope: str | None = None) -> None:
     number on; their earlier findings there are replaced. None: every table, whole.
     """
     store.query(_SCOPE_ALL if scope is None else f"CREATE OR REPLACE TEMP TABLE scope AS {scope}")
-    looking_back = (_RECENT.format(lookback=LOOKBACK), _DISTANT.format(lookback=LOOKBACK))
-    for sql in (_TABLE_HANDS, _BEFORE, _FIRST_HANDS, _NEAR, _JUDGED_PLAYERS, *looking_back):
+    recent = _RECENT_HANDS.format(lookback=LOOKBACK)
+    hands = (_BEFORE, _TABLE_HANDS, _FIRST_HANDS, recent, _THEIR_PLAYERS, _NEAR)
+    looking_back = (_JUDGED_PLAYERS, _RECENT, _DISTANT.format(lookback=LOOKBACK))
+    for sql in (*hands, *looking_back):
         store.query(sql)
     for sql in (_LAST_EARLIER, _APPEARANCES, _SEQUENCE, _PREVIOUS):
         store.query(sql)
