@@ -181,6 +181,16 @@ Append = Annotated[
 ]
 
 
+RulesOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--rules",
+        metavar="FILE",
+        help="A house-rules file (TOML): named profiles of each game's values, and which "
+        "tables play them; hands of other tables play the contract (`standard`). On "
+        "--append, the profiles the audit holds apply when it is not given.",
+    ),
+]
 Replace = Annotated[
     bool,
     typer.Option(
@@ -214,6 +224,7 @@ def verify_command(
     master: Master = None,
     append: Append = False,
     replace: Replace = False,
+    rules: RulesOption = None,
 ) -> None:
     """Ingest, re-evaluate, re-settle and compare; write the audit database.
 
@@ -222,7 +233,7 @@ def verify_command(
     """
     kept = "the audit in it is unchanged" if append else "one already in it is unchanged"
     with exit_codes(f"; nothing was written to {out} ({kept})"):
-        summary = _verify(inputs, out, parquet, workers, engine, master, append, replace)
+        summary = _verify(inputs, out, parquet, workers, engine, master, append, replace, rules)
         interrupts.pause_at("printing")
         say(summary.text())
     raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
@@ -237,8 +248,12 @@ def _verify(
     master: str | None,
     append: bool,
     replace: bool,
+    rules: Path | None,
 ) -> RunSummary:
     from pipeline.helpers.progress import Progress
+    from pipeline.ingest.house_rules import read_rules
+
+    book = read_rules(rules) if rules is not None else None  # before anything is read
 
     if engine is Engine.spark and workers is not None:
         raise AuditError(
@@ -259,6 +274,11 @@ def _verify(
         raise AuditError(
             "--append is not supported with --engine spark yet: append with the local "
             "engine, or audit every input again with Spark into a new --out."
+        )
+    if engine is Engine.spark and book is not None:
+        raise AuditError(
+            "--rules is not supported with --engine spark yet: audit house rules with the "
+            "local engine."
         )
     if engine is Engine.spark:
         from pipeline.spark.session import require_spark
@@ -283,6 +303,7 @@ def _verify(
         workers=workers or DEFAULT_WORKERS,
         append=append,
         replace=replace,
+        book=book,
     )
 
 

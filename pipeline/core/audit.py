@@ -23,12 +23,12 @@ from pipeline.core.games import HOME_RUN_NAMES, Layout
 from pipeline.core.games.chinese import DECLARATIONS, NATURALS, SCORING
 from pipeline.core.games.game import BY_NAMES, DECIDED, Decision
 from pipeline.core.games.pairs import Ints, Pairs, player_points, sum_by
-from pipeline.core.games.taiwanese import pair_points
+from pipeline.core.games.taiwanese import HandRules, pair_points
 from pipeline.core.money import Settlement, settle
 from pipeline.core.scoring import ChineseScore, score_chinese
 from pipeline.core.showdown import Showdown, showdown
 from pipeline.helpers.columns import decimals
-from pipeline.helpers.packing import CARDS, VALUES
+from pipeline.helpers.packing import CARDS, NO_VALUE, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
 
 
@@ -97,7 +97,11 @@ def _score(batch: HandBatch, shown: Showdown) -> Scored:
     if batch.game.layout is Layout.chinese:
         pairs, chinese = score_chinese(batch, shown.value)
     else:
-        pairs = pair_points(batch.game, shown.value, players.hand, players.seat)
+        book, profile = batch.rules, hands.profile
+        rules = HandRules(
+            book.boards[profile], book.row_points[profile], book.home_run_bonus[profile]
+        )
+        pairs = pair_points(shown.value, players.hand, players.seat, rules)
     money = settle(
         pairs,
         players.hand,
@@ -204,6 +208,9 @@ def _hands_table(batch: HandBatch, scored: Scored, findings: Findings) -> pa.Tab
             "status": pa.array(np.where(diverged, "diverged", "ok")),
             "source": hands.source,
             **(_chinese_hands(batch) if scored.chinese is not None else {}),
+            "rules": pa.DictionaryArray.from_arrays(
+                pa.array(hands.profile, pa.int32()), pa.array(batch.rules.names)
+            ),
         }
     )
 
@@ -316,6 +323,12 @@ def _rows_table(batch: HandBatch, shown: Showdown, chinese: ChineseScore | None)
     cards = np.concatenate([players.setting[row.name] for row in batch.game.rows], axis=1)
     n_players = len(players)
     per_player = shown.value.reshape(n_players, -1)
+    boards = batch.rules.boards[batch.hands.profile][players.hand]
+    if batch.game.boards and (boards < batch.game.boards).any():  # a board its profile lacks
+        undealt = np.arange(batch.game.boards) >= boards[:, None]
+        per_player = np.where(
+            np.repeat(undealt, len(batch.game.rows), axis=1), NO_VALUE, per_player
+        )
     words = CARDS.pack(cards) | VALUES.pack(per_player)
     table = {
         "hand_id": _spread(batch.hands.hand_id, players.hand),

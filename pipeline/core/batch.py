@@ -14,6 +14,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from pipeline.core.games import ROW_NAMES, Variant, per_game
+from pipeline.core.rules import CONTRACT, RuleBook
 
 Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
@@ -39,6 +40,7 @@ class Hands:
     surrender_points: Ints  # chinese
     game: Ints  # the index of the hand's game in pipeline.core.games.VARIANTS
     fantasyland_rule: Flags  # open-face: the table plays Fantasyland
+    profile: Ints  # the house-rules profile it is audited under: a code of the batch's RuleBook
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -154,6 +156,7 @@ class HandBatch:
     rows: RecordedRows
     settlements: Settlements
     sitting_out: SittingOut
+    rules: RuleBook = CONTRACT  # the profiles `hands.profile` indexes
 
     def __len__(self) -> int:
         return len(self.hands)

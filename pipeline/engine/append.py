@@ -27,6 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
+from pipeline.core.rules import RuleBook
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.stages import Stages
@@ -41,6 +42,7 @@ from pipeline.storage.ledger import (
     require_version,
     why_not_written,
 )
+from pipeline.storage.profiles import merged_book, profile_rows, stored_book, table_rows
 from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
 from pipeline.storage.stored import COLUMNS
 
@@ -110,7 +112,7 @@ class _Joined(AuditStore):
 
 
 def append_to(
-    run: Run, files: list[Path], out_dir: Path, stages: Stages, workers: int
+    run: Run, files: list[Path], out_dir: Path, stages: Stages, workers: int, given: bool = False
 ) -> RunSummary:
     """Add `files` to the audit in `out_dir` (it exists; the caller holds the writer lock).
     When it returns, audit.duckdb alone holds the audit; when it fails before its commit,
@@ -120,6 +122,8 @@ def append_to(
     kept = _Kept(db)
     try:
         require_version(con, db)
+        stored = stored_book(con, str(db))
+        run.book = merged_book(stored, run.book) if given else stored
         con.execute("CHECKPOINT")  # that log into the file, before anything is added
         kept.note()
         fresh = _unread(run, files, audited_digests(con))
@@ -200,6 +204,7 @@ def _append(
     seen = VerifiedHands(con)
     store = _Joined(con, db.parent, stages, quarantined)
     audit_files(run, files, store, stages, workers, seen=seen)
+    _keep_rules(con, run.book)
     with stages.stage("table rules"):
         new = f"(SELECT * FROM quarantine WHERE rowid > {quarantined})"
         con.execute(QUARANTINE_APPEARANCES.format(source=new))
@@ -209,6 +214,21 @@ def _append(
     summary.appended = _ledger_counts(con, run, store.requarantined)
     insert_rows(con, "runs", run_row(run, summary))
     return summary
+
+
+def _keep_rules(con: duckdb.DuckDBPyConnection, book: RuleBook) -> None:
+    """The profiles the audit did not hold yet, and the map of tables the run read."""
+    rows = profile_rows(book)
+    con.register("given_profiles", rows)
+    try:
+        con.execute(
+            "INSERT INTO rule_profiles BY NAME SELECT * FROM given_profiles g WHERE NOT EXISTS "
+            "(SELECT 1 FROM rule_profiles r WHERE r.name = g.name AND r.game = g.game)"
+        )
+    finally:
+        con.unregister("given_profiles")
+    con.execute("DELETE FROM rule_tables")
+    insert_rows(con, "rule_tables", table_rows(book))
 
 
 def _unread(run: Run, files: list[Path], audited: set[str]) -> list[Path]:

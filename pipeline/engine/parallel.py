@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from pipeline.core.audit import BatchAudit, audit_batch
 from pipeline.core.batch import HandBatch
+from pipeline.core.rules import CONTRACT, RuleBook
 from pipeline.helpers.stages import Stages
 from pipeline.ingest import FilePart, Quarantined, decode, validate
 
@@ -37,7 +38,12 @@ class AuditedBlock:
 
 
 def audit_block(
-    block: FilePart, seen: set[str], stages: Stages, alone: bool = True, audit: bool = True
+    block: FilePart,
+    seen: set[str],
+    stages: Stages,
+    alone: bool = True,
+    audit: bool = True,
+    book: RuleBook = CONTRACT,
 ) -> AuditedBlock:
     """Decode, validate and (with `audit`) audit one block; `seen` holds the hand ids
     verified before it, and gains those verified in it.
@@ -46,7 +52,7 @@ def audit_block(
     use threads of their own.
     """
     with stages.stage("ingest and validation"):
-        batches, rejects = validate(decode(block, threads=alone), seen)
+        batches, rejects = validate(decode(block, threads=alone), seen, book)
     audits = [audit_batch(batch, stages=stages) for batch in batches] if audit else []
     return AuditedBlock(batches, audits, rejects)
 
@@ -57,6 +63,7 @@ def audit_blocks(
     stages: Stages,
     audit: bool = True,
     seen: set[str] | None = None,
+    book: RuleBook = CONTRACT,
 ) -> Iterator[AuditedBlock]:
     """Every block ingested and (with `audit`) audited, in input order; `workers` blocks
     at a time. `seen`: hand ids verified before the first block (none by default)."""
@@ -65,14 +72,14 @@ def audit_blocks(
     def first(block: FilePart) -> tuple[AuditedBlock, set[str]]:
         """The block audited as if no hand were read before it, and the ids it verified."""
         ids: set[str] = set()
-        return audit_block(block, ids, stages, alone=workers <= 1, audit=audit), ids
+        return audit_block(block, ids, stages, workers <= 1, audit, book), ids
 
     def settle(block: FilePart, future: Future[tuple[AuditedBlock, set[str]]]) -> AuditedBlock:
         audited, ids = future.result()
         if verified.isdisjoint(ids):
             verified.update(ids)
             return audited
-        return audit_block(block, verified, stages, alone=workers <= 1, audit=audit)
+        return audit_block(block, verified, stages, workers <= 1, audit, book)
 
     # A few blocks in flight keep every worker busy while the caller stores the
     # last result; more would only hold memory. One worker runs them in turn.

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.core.checks.table import FIRST_HANDS
+from pipeline.core.rules import CONTRACT, RuleBook
 from pipeline.engine.parallel import audit_blocks
 from pipeline.helpers.interrupts import pause_at
 from pipeline.helpers.progress import Progress
@@ -125,6 +126,7 @@ class Run:
     files_skipped: int = 0  # files already audited (by their digest)
     hands_already_audited: int = 0  # records of hands the audit held before the run
     accounting: Accounting = field(default_factory=Accounting)
+    book: RuleBook = CONTRACT  # the profiles its hands are audited under
 
 
 def run_row(run: Run, summary: RunSummary) -> pa.Table:
@@ -170,7 +172,7 @@ def audit_files(
     """Every record of `files` audited into `store` (its table rules not yet run)."""
     pause_at("reading")
     read = stages.wrap("ingest and validation", blocks(files))
-    for audited in audit_blocks(read, workers, stages, seen=seen):
+    for audited in audit_blocks(read, workers, stages, seen=seen, book=run.book):
         for audit in audited.audits:
             for name, rows in audit.tables().items():
                 store.append(name, rows)

@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
+from pipeline.core.rules import CONTRACT, RuleBook
 from pipeline.engine.append import append_to
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.engine.table_cache import cached_tables
@@ -26,6 +27,7 @@ from pipeline.storage.ledger import (
     write_failure,
     writer_lock,
 )
+from pipeline.storage.profiles import profile_rows, table_rows
 from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
 
 
@@ -39,21 +41,26 @@ def verify(
     workers: int = 1,
     append: bool = False,
     replace: bool = False,
+    book: RuleBook | None = None,
 ) -> RunSummary:
     """Audit every input into out_dir/audit.duckdb. Raises InputError before writing anything.
 
     `workers` threads audit blocks side by side; the output does not depend on it.
     `append`: add the inputs to the audit already there (`ledger.py`), or start one.
     `replace`: a plain run may replace a ledger (an audit that appends built).
+    `book`: the rules file's profiles (house-rules.md); None: the contract alone, or on
+    an append, the profiles the audit holds.
     """
     files = input_files(inputs)
     if out_dir.exists() and not out_dir.is_dir():
         raise AuditError(f"--out is the directory that holds the audit, and {out_dir} is a file.")
     run = Run(inputs, "append" if append else "new", progress or Progress(enabled=False))
+    run.book = book or CONTRACT
+    given = book is not None
     with writer_lock(out_dir), cached_tables():
         try:
             if append and (out_dir / DB_NAME).exists():
-                return append_to(run, files, out_dir, stages or Stages(), workers)
+                return append_to(run, files, out_dir, stages or Stages(), workers, given)
             if not append:
                 may_replace(out_dir / DB_NAME, replace)
             return _verify(run, files, out_dir, parquet, stages or Stages(), workers)
@@ -70,6 +77,8 @@ def _verify(
         digests = digesting.map(digest, files)  # beside the audit: it reads the same bytes
         try:
             audit_files(run, files, store, stages, workers)
+            insert_rows(store.con, "rule_profiles", profile_rows(run.book))
+            insert_rows(store.con, "rule_tables", table_rows(run.book))
             with stages.stage("table rules"):
                 store.query(QUARANTINE_APPEARANCES.format(source="quarantine"))
                 store.query(NAME_AUDITED_RECORDS.format(after=-1))

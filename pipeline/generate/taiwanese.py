@@ -19,7 +19,7 @@ from pipeline.core.cards import format_cards
 from pipeline.core.evaluator import value_text
 from pipeline.core.games import TAIWANESE_JOKERS as GAME
 from pipeline.core.games.pairs import player_points
-from pipeline.core.games.taiwanese import pair_points
+from pipeline.core.games.taiwanese import HandRules, pair_points
 from pipeline.core.money import money_text
 from pipeline.core.showdown import showdown
 from pipeline.generate import faults
@@ -145,7 +145,7 @@ def _play(
     hand_of = np.searchsorted(tables, table_of)
     setting = {name: row[table_of, seat] for name, row in zip(GAME.row_names, rows, strict=True)}
     shown = showdown(GAME, boards[tables], setting, hand_of)
-    pairs = pair_points(GAME, shown.value, hand_of, seat + 1)
+    pairs = pair_points(shown.value, hand_of, seat + 1, HandRules.of(GAME, len(tables)))
     stack_start, money = t.settle(tables, pairs, hand_of, seat)
     return _Played(
         tables=tables,

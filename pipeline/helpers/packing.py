@@ -57,3 +57,6 @@ class Packing:
 
 CARDS = Packing("cards", bits=6, per_word=10)
 VALUES = Packing("values", bits=15, per_word=4)
+# The value stored for a board a hand's profile does not deal (no value has this id, so
+# the `rows` view shows no row for it).
+NO_VALUE = (1 << VALUES.bits) - 1

@@ -20,7 +20,9 @@ import pyarrow.compute as pc
 from pipeline.core.batch import STREET_PARTS, Streets
 from pipeline.core.cards import INVALID, JOKER, format_cards, try_parse
 from pipeline.core.games import ROW_NAMES, VARIANTS, Variant
+from pipeline.core.rules import CONTRACT, RuleBook
 from pipeline.helpers.columns import children, field, ints, is_null, lengths, whole
+from pipeline.ingest.profiles import resolve
 from pipeline.ingest.quarantine import QuarantineCheck
 
 Flags = npt.NDArray[np.bool_]
@@ -77,10 +79,14 @@ class HandCards:
     streets: Streets  # open-face: each street's cards as codes, what the batch keeps
     street_cards: dict[str, CardList]  # the same per part of a street (owner: the player)
     without_streets: Flags  # per player: an open-face player whose streets are missing
+    book: RuleBook  # the run's profiles
+    profile: Ints  # per hand: its profile's code in `book` (its game's standard if unusable)
+    profile_why: list[str | None]  # per hand: why its profile cannot be used, or None
 
     @classmethod
-    def read(cls, table: pa.Table) -> HandCards:
+    def read(cls, table: pa.Table, book: RuleBook = CONTRACT) -> HandCards:
         n = table.num_rows
+        resolved = resolve(table, book)
         players, hand_of = children(table["players"])
         boards, board_hand = children(table["boards"])
         board_texts, card_board = children(boards)
@@ -107,6 +113,9 @@ class HandCards:
             streets=streets,
             street_cards=street_cards,
             without_streets=_open_face(table)[hand_of] & (lengths(field(players, "streets")) <= 0),
+            book=book,
+            profile=resolved.profile,
+            profile_why=resolved.why,
         )
 
     def __len__(self) -> int:
@@ -135,15 +144,23 @@ class Verdict:
     why: Callable[[int], str]
 
 
+def rules_rule(h: HandCards) -> Verdict:
+    """A profile the run holds, of the hand's game, that this version audits."""
+    failed = np.array([w is not None for w in h.profile_why], dtype=bool)
+    return Verdict(failed, lambda i: str(h.profile_why[i]))
+
+
 def boards_rule(h: HandCards) -> Verdict:
-    """As many boards as the game deals (none in the Chinese family)."""
-    want = h.per_hand(lambda g: g.boards)
+    """As many boards as the hand's profile deals (none in the Chinese family)."""
+    want = h.book.boards[h.profile]
 
     def why(i: int) -> str:
         game = GAMES[h.game[i]]
-        if game.boards == 0:
+        if want[i] == 0:
             return f"boards: a {game.name} hand has no boards, this one has {h.board_count[i]}"
-        return f"boards: a {game.name} hand deals {game.boards}, this one {h.board_count[i]}"
+        profile = h.book.profiles[h.profile[i]].name
+        under = "" if profile == "standard" else f" under profile {profile}"
+        return f"boards: a {game.name} hand deals {want[i]}{under}, this one {h.board_count[i]}"
 
     return Verdict(h.board_count != want, why)
 
@@ -322,6 +339,7 @@ def _open_face(table: pa.Table) -> Flags:
 
 # In order of precedence: a record is quarantined by the first rule it fails.
 RULES: tuple[tuple[QuarantineCheck, Callable[[HandCards], Verdict]], ...] = (
+    (QuarantineCheck.rules, rules_rule),
     (QuarantineCheck.schema, boards_rule),
     (QuarantineCheck.schema, declaration_rule),
     (QuarantineCheck.players, players_rule),

@@ -252,6 +252,7 @@ class Hand(Record):
     scoring: ScoringName | None = None  # chinese; none: 1-6
     surrender_points: Annotated[int, Field(ge=0)] | None = None  # chinese; none: 3
     fantasyland_rule: bool | None = None  # open-face; none: true
+    rules: str | None = None  # the house-rules profile it was dealt by; none: by table
     players: list[Player]
     settlements: list[PairSettlement] | None = None
     rake_total: Money | None = None

@@ -12,6 +12,7 @@ class QuarantineCheck(StrEnum):
     unreadable = "unreadable"
     schema = "schema"
     identifier = "identifier"
+    rules = "rules"  # a profile the rules file does not hold, or one of another game
     players = "players"
     card = "card"
     joker = "joker"

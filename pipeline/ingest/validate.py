@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from pipeline.core import batch as hb
 from pipeline.core.games import HOME_RUN_NAMES, LAYOUTS, ROW_NAMES, VARIANTS, Variant, per_game
 from pipeline.core.games.chinese import DECLARATIONS, DEFAULT_SURRENDER_POINTS, NATURALS
+from pipeline.core.rules import CONTRACT, RuleBook
 from pipeline.helpers.columns import (
     children,
     field,
@@ -39,9 +40,12 @@ from pipeline.ingest.schema_layer import schema_suspects
 Flags = npt.NDArray[np.bool_]
 
 
-def validate(decoded: Decoded, seen: set[str]) -> tuple[list[hb.HandBatch], list[Quarantined]]:
+def validate(
+    decoded: Decoded, seen: set[str], book: RuleBook = CONTRACT
+) -> tuple[list[hb.HandBatch], list[Quarantined]]:
     """Split decoded records into batches of verified hands (one per layout of the games
-    they play) and quarantine rows; `seen` holds verified ids and gains those verified here."""
+    they play) and quarantine rows; `seen` holds verified ids and gains those verified here.
+    `book`: the profiles the hands are audited under (the contract alone by default)."""
     # One chunk per column, once: the column reads below would otherwise each copy the
     # chunks of a nested column together again.
     table = decoded.table.combine_chunks()
@@ -51,7 +55,7 @@ def validate(decoded: Decoded, seen: set[str]) -> tuple[list[hb.HandBatch], list
         table = table.take(pa.array(keep))
     if table.num_rows == 0:
         return [], quarantined
-    cards = HandCards.read(table)
+    cards = HandCards.read(table, book)
     failed = _game_fails(decoded, table, keep, cards, quarantined)
     failed |= _read_before(decoded, table, keep, ~failed, seen, quarantined)
     passed = np.flatnonzero(~failed)
@@ -59,7 +63,7 @@ def validate(decoded: Decoded, seen: set[str]) -> tuple[list[hb.HandBatch], list
         sources = decoded.sources if len(keep) == len(decoded.sources) else _at(decoded, keep)
         return to_batches(table, list(sources), cards), quarantined
     table = table.take(pa.array(passed))
-    return to_batches(table, _at(decoded, keep[passed]), HandCards.read(table)), quarantined
+    return to_batches(table, _at(decoded, keep[passed]), HandCards.read(table, book)), quarantined
 
 
 def _at(decoded: Decoded, rows: npt.NDArray[np.int64]) -> list[str]:
@@ -163,26 +167,44 @@ def to_batches(table: pa.Table, sources: list[str], cards: HandCards) -> list[hb
         rows = np.flatnonzero(layout == code)
         part = table.take(pa.array(rows))
         game = list(LAYOUTS.values())[code]
-        batches.append(to_batch(part, [sources[i] for i in rows], HandCards.read(part), game))
+        batches.append(
+            to_batch(part, [sources[i] for i in rows], HandCards.read(part, cards.book), game)
+        )
     return batches
 
 
 def to_batch(table: pa.Table, sources: list[str], cards: HandCards, game: Variant) -> hb.HandBatch:
     """Columns of validated records of one layout (every check above holds for every row)."""
     players, _ = children(table["players"])
-    n = table.num_rows
     return hb.HandBatch(
-        hands=_hands(table, sources),
+        hands=_hands(table, sources, cards),
         game=game,
-        boards=cards.boards.codes.reshape(n, game.boards, game.board_size),
+        boards=_boards(cards, game),
         players=_players(players, cards, game),
         rows=_recorded_rows(players),
         settlements=_settlements(table),
         sitting_out=_sitting_out(table),
+        rules=cards.book,
     )
 
 
-def _hands(table: pa.Table, sources: list[str]) -> hb.Hands:
+def _boards(cards: HandCards, game: Variant) -> hb.Codes:
+    """(hands, boards, board size) codes. A hand whose profile deals fewer boards than
+    its layout holds has its first board again in the others: evaluated as any, their
+    rows count for nothing (the profile's boards mask them: `RuleBook.boards`)."""
+    n = len(cards)
+    if (cards.board_count == game.boards).all():
+        return cards.boards.codes.reshape(n, game.boards, game.board_size)
+    out = np.empty((n, game.boards, game.board_size), dtype=cards.boards.codes.dtype)
+    first = np.searchsorted(cards.boards.owner, np.arange(n))
+    for b in range(game.boards):  # each board from the hand's cards, or its first again
+        on = np.minimum(b, cards.board_count - 1)
+        at = first[:, None] + on[:, None] * game.board_size + np.arange(game.board_size)
+        out[:, b] = cards.boards.codes[at]
+    return out
+
+
+def _hands(table: pa.Table, sources: list[str], cards: HandCards) -> hb.Hands:
     variant = whole(table["variant"])
     return hb.Hands(
         hand_id=whole(table["hand_id"]),
@@ -204,6 +226,7 @@ def _hands(table: pa.Table, sources: list[str]) -> hb.Hands:
         surrender_points=ints(table["surrender_points"], DEFAULT_SURRENDER_POINTS),
         game=ints(pc.index_in(variant, value_set=pa.array(list(VARIANTS)))),
         fantasyland_rule=_flag(table["fantasyland_rule"], True),
+        profile=cards.profile,
     )
 
 

@@ -39,6 +39,7 @@ from pyspark import RDD, SparkContext
 from pyspark.errors import PySparkException
 
 from pipeline.core.evaluator.values import hand_values
+from pipeline.core.rules import CONTRACT
 from pipeline.engine.run import Run, RunSummary, run_row
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
@@ -66,6 +67,7 @@ from pipeline.spark.written import (
     write_file,
 )
 from pipeline.storage.ledger import write_failure
+from pipeline.storage.profiles import profile_rows, table_rows
 
 
 def verify_on_spark(
@@ -180,7 +182,7 @@ class _Run:
         self.progress.step("summary and runs")
         summary = self._summary(summaries, judged)
         files += [f for j in judged if j.written for f in [j.written]]
-        files += [self._hand_values(), self._runs_row(summary)]
+        files += [self._hand_values(), self._runs_row(summary), *self._rules()]
         return summary, files
 
     def publish(self, summary: RunSummary, files: list[Written]) -> None:
@@ -305,6 +307,17 @@ class _Run:
     def _hand_values(self) -> Written:
         rows = conform(hand_values(), file_schema("hand_values"))
         return write_file(self.staging, "hand_values/part-00000.parquet", rows)
+
+    def _rules(self) -> list[Written]:
+        """The profiles the hands were audited under (the contract's: Spark takes no
+        rules file yet)."""
+        return [
+            write_file(self.staging, f"{name}/part-00000.parquet", conform(rows, file_schema(name)))
+            for name, rows in (
+                ("rule_profiles", profile_rows(CONTRACT)),
+                ("rule_tables", table_rows(CONTRACT)),
+            )
+        ]
 
     def _runs_row(self, summary: RunSummary) -> Written:
         run = Run(list(self.inputs), "new", self.progress, str(uuid.uuid4()), self.started)

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.core.checks.table import FIRST_HANDS, QUARANTINE_APPEARANCES, check_table_rules
+from pipeline.core.rules import CONTRACT
 from pipeline.engine.parallel import AuditedBlock, audit_blocks
 from pipeline.engine.table_cache import cached_tables
 from pipeline.helpers.columns import whole
@@ -47,13 +48,23 @@ from pipeline.spark.written import (
     finish_quarantine,
     write_file,
 )
+from pipeline.storage.profiles import profile_rows
 from pipeline.storage.store import insert_rows, quarantine_table
 from pipeline.storage.stored import COLUMNS
 
 # What the table rules read of the stored tables (tests/spark checks that it is enough:
 # the rules run on tables of these columns alone).
 RULE_COLUMNS = {
-    "hands": ("hand_id", "table_id", "hand_no", "started_at", "point_value", "variant", "status"),
+    "hands": (
+        "hand_id",
+        "table_id",
+        "hand_no",
+        "started_at",
+        "point_value",
+        "variant",
+        "status",
+        "rules",
+    ),
     # (and each hand's unit, `_unit`, for the driver to know which units they flag)
     "players": (
         "hand_id",
@@ -384,6 +395,7 @@ def _slim_tables(
                 rows = rows.filter(pc.invert(pc.is_in(rows["hand_id"], value_set=ids)))
             insert_rows(con, name, rows)
     con.execute(f"CREATE TABLE divergences ({COLUMNS['divergences']})")
+    _table(con, "rule_profiles", [profile_rows(CONTRACT)])
 
 
 def finish_units(

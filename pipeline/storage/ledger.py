@@ -31,7 +31,7 @@ from pipeline.storage.files import leftovers, log_of, spill_dir
 # 1: before versions were recorded; 2: runs keep the mode and the inputs' digests, and
 # quarantined records keep their players for the table rules; 3: each settlement says
 # how it was decided.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # An append checkpoints once, after its commit: DuckDB is not to do it at the commit.
 NO_AUTOMATIC_CHECKPOINT = "1000GB"
 

@@ -57,7 +57,7 @@ STORED: tuple[StoredTable, ...] = (
         rake_cap {MONEY}, n_players BIGINT, rake_total {MONEY}, recorded_rake_total {MONEY},
         {", ".join(f"board_{b + 1} VARCHAR" for b in range(LAYOUT.boards))},
         status VARCHAR, source VARCHAR, scoring VARCHAR, surrender_points BIGINT,
-        fantasyland_rule BOOLEAN""",
+        fantasyland_rule BOOLEAN, rules VARCHAR""",
         ("hand_id",),
         Writer.audit,
         per_hand=True,
@@ -179,6 +179,22 @@ STORED: tuple[StoredTable, ...] = (
         ("run_id",),
         Writer.run,
         published=True,
+    ),
+    # The house-rules profiles the audit's hands were audited under (house-rules.md 3):
+    # the standard one of each game and a rules file's, with the values each sets (JSON)
+    # and their digest; the floor (rules.md 7) for the rules across hands. And the
+    # rules file's map of tables to profiles, in its order, for an append to reuse.
+    StoredTable(
+        "rule_profiles",
+        'name VARCHAR, game VARCHAR, "values" VARCHAR, digest VARCHAR, floor_points BIGINT',
+        ("name", "game"),
+        Writer.run,
+    ),
+    StoredTable(
+        "rule_tables",
+        'entry BIGINT, "match" VARCHAR, profile VARCHAR, "from" TIMESTAMPTZ, until TIMESTAMPTZ',
+        ("entry",),
+        Writer.run,
     ),
     # The version of these tables (`ledger.SCHEMA_VERSION`), for an append to check.
     StoredTable("audit_info", "schema_version INTEGER, written_by VARCHAR", (), Writer.run),

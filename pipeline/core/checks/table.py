@@ -15,12 +15,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pipeline.core.games import TAIWANESE, VARIANTS
-
-# The table rules of rules.md section 7, as Taiwanese Poker deals them; the floor holds
-# for the games that play it (the Taiwanese pair).
-GAME = TAIWANESE
-_COVERED = ", ".join(f"'{g.name}'" for g in VARIANTS.values() if g.floor_points)
+# The floor of rules.md section 7 is each hand's profile's (`rule_profiles`: house-rules.md
+# 2.1; 0 in the games without one).
 
 
 class Store(Protocol):
@@ -94,20 +90,26 @@ WITH quarantined AS (
 verified_elsewhere AS (
     SELECT hand_id FROM hands WHERE hand_id IN (SELECT hand_id FROM quarantined)
 ),
+floors AS (  -- each profile's floor (house-rules.md 2.1), by its name and game
+    SELECT name, game, floor_points FROM rule_profiles
+),
 every AS (
     SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value,
-           FALSE AS quarantined, s.from_no
+           f.floor_points, FALSE AS quarantined, s.from_no
     FROM hands h JOIN scope s USING (table_id)
+    LEFT JOIN floors f ON f.name = h.rules AND f.game = h.variant
     UNION ALL
-    SELECT q.table_id, q.hand_no, q.hand_id, q.started_at, NULL, TRUE, s.from_no
+    SELECT q.table_id, q.hand_no, q.hand_id, q.started_at, NULL, NULL, TRUE, s.from_no
     FROM quarantined q JOIN scope s USING (table_id)
     WHERE q.hand_id NOT IN (SELECT hand_id FROM verified_elsewhere)
 )
-SELECT table_id, hand_no, hand_id, started_at, point_value, quarantined, TRUE AS judged
+SELECT table_id, hand_no, hand_id, started_at, point_value, floor_points, quarantined,
+       TRUE AS judged
 FROM every WHERE from_no IS NULL OR hand_no >= from_no
 UNION ALL
 SELECT e.table_id, any_value(e.hand_no), max(e.hand_id), arg_max(e.started_at, e.hand_id),
-       arg_max(e.point_value, e.hand_id), arg_max(e.quarantined, e.hand_id), FALSE
+       arg_max(e.point_value, e.hand_id), arg_max(e.floor_points, e.hand_id),
+       arg_max(e.quarantined, e.hand_id), FALSE
 FROM every e JOIN table_before b ON b.table_id = e.table_id AND b.last_no = e.hand_no
 GROUP BY e.table_id
 """
@@ -135,13 +137,14 @@ WHERE hand_id IN (SELECT hand_id FROM table_hands UNION ALL SELECT hand_id FROM 
 # Every appearance of a player at the hands above.
 _NEAR = """
 CREATE OR REPLACE TEMP TABLE near AS
-SELECT t.table_id, t.hand_no, t.hand_id, t.started_at, t.point_value, p.player_id, p.seat,
+SELECT t.table_id, t.hand_no, t.hand_id, t.started_at, t.point_value, t.floor_points,
+       p.player_id, p.seat,
        p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
        FALSE AS quarantined, t.judged
 FROM table_hands t JOIN their_players p USING (hand_id)
 WHERE NOT t.quarantined
 UNION ALL
-SELECT t.table_id, t.hand_no, t.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
+SELECT t.table_id, t.hand_no, t.hand_id, NULL, NULL, NULL, q.player_id, q.seat, q.stack_start,
        q.add_on, q.stack_end, q.timed_out, TRUE, t.judged
 FROM table_hands t JOIN quarantine_appearances q USING (hand_id)
 WHERE t.quarantined
@@ -158,14 +161,15 @@ WHERE n.judged AND s.from_no IS NOT NULL
 """
 _RECENT = """
 CREATE OR REPLACE TEMP TABLE earlier AS
-SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
+SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value,
+       NULL::BIGINT AS floor_points, p.player_id, p.seat,
        p.stack_start, p.add_on, p.recorded_stack_end AS stack_end, p.timed_out,
        FALSE AS quarantined
 FROM recent_hands h JOIN their_players p USING (hand_id)
 JOIN judged_players j ON j.table_id = h.table_id AND j.player_id = p.player_id
 UNION ALL
-SELECT q.table_id, q.hand_no, q.hand_id, NULL, NULL, q.player_id, q.seat, q.stack_start,
-       q.add_on, q.stack_end, q.timed_out, TRUE
+SELECT q.table_id, q.hand_no, q.hand_id, NULL, NULL, NULL, q.player_id, q.seat,
+       q.stack_start, q.add_on, q.stack_end, q.timed_out, TRUE
 FROM quarantine_appearances q
 JOIN judged_players j ON j.table_id = q.table_id AND j.player_id = q.player_id
 WHERE q.hand_no < j.from_no AND q.hand_id NOT IN (SELECT hand_id FROM table_hands)
@@ -182,8 +186,8 @@ WITH missing AS (
 theirs AS (
     SELECT * FROM players WHERE player_id IN (SELECT player_id FROM missing)
 )
-SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, p.player_id, p.seat,
-       p.stack_start, p.add_on, p.recorded_stack_end, p.timed_out, FALSE
+SELECT h.table_id, h.hand_no, h.hand_id, h.started_at, h.point_value, NULL, p.player_id,
+       p.seat, p.stack_start, p.add_on, p.recorded_stack_end, p.timed_out, FALSE
 FROM theirs p JOIN hands h USING (hand_id)
 JOIN missing j ON j.table_id = h.table_id AND j.player_id = p.player_id
 WHERE h.hand_no < j.from_no - {lookback} AND h.hand_id NOT IN (SELECT hand_id FROM table_hands)
@@ -226,16 +230,17 @@ WINDOW w AS (PARTITION BY table_id ORDER BY hand_no, hand_id)
 """
 
 # Each player's previous appearance at the table, kept only where a rule may fail.
-_PREVIOUS = f"""
+_PREVIOUS = """
 CREATE OR REPLACE TEMP TABLE previous AS
-SELECT hand_id, table_id, seat, player_id, point_value, stack_start, add_on, quarantined,
+SELECT hand_id, table_id, seat, player_id, point_value, floor_points, stack_start, add_on,
+       quarantined,
        lag(stack_end) OVER w AS previous_end,
        lag(hand_id) OVER w AS previous_hand,
        lag(quarantined) OVER w AS previous_quarantined
 FROM (SELECT DISTINCT * FROM appearances)
 WINDOW w AS (PARTITION BY table_id, player_id ORDER BY hand_no, hand_id)
 QUALIFY judged AND NOT quarantined AND previous_end IS NOT NULL
-    AND (previous_end < {GAME.floor_points} * point_value OR stack_start <> previous_end + add_on)
+    AND (previous_end < floor_points * point_value OR stack_start <> previous_end + add_on)
 """
 
 
@@ -250,21 +255,19 @@ def _insert(check: str, select: str) -> str:
 
 
 FLOOR = _insert(
-    "floor_60",
-    f"""
+    "floor_60",  # the check keeps its name under any profile's floor (house-rules.md 4)
+    """
     SELECT hand_id, table_id, seat,
-           CAST({GAME.floor_points} * point_value AS DECIMAL(18,2))::VARCHAR AS expected,
+           CAST(floor_points * point_value AS DECIMAL(18,2))::VARCHAR AS expected,
            stack_start::VARCHAR AS recorded,
-           format('seat {{}} ({{}}) ended hand {{}} with {{}}, below the '
-                  '{GAME.floor_points}-point floor of {{}}, and was dealt in again with {{}}',
-                  seat, player_id,
-                  previous_hand, previous_end::VARCHAR,
-                  CAST({GAME.floor_points} * point_value AS DECIMAL(18,2))::VARCHAR,
+           format('seat {} ({}) ended hand {} with {}, below the '
+                  '{}-point floor of {}, and was dealt in again with {}',
+                  seat, player_id, previous_hand, previous_end::VARCHAR, floor_points,
+                  CAST(floor_points * point_value AS DECIMAL(18,2))::VARCHAR,
                   stack_start::VARCHAR) AS message
     FROM previous
-    WHERE NOT quarantined AND previous_end < {GAME.floor_points} * point_value
-      AND stack_start < {GAME.floor_points} * point_value
-      AND hand_id IN (SELECT hand_id FROM hands WHERE variant IN ({_COVERED}))
+    WHERE NOT quarantined AND previous_end < floor_points * point_value
+      AND stack_start < floor_points * point_value
 """,
 )
 

@@ -3,7 +3,7 @@ points a row and 8 for a Home Run; Taiwanese Jokers adds two wild jokers."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -45,16 +45,44 @@ TAIWANESE = Variant(
 TAIWANESE_JOKERS = replace(TAIWANESE, name="taiwanese_jokers", jokers=2)
 
 
-def pair_points(variant: Variant, values: npt.NDArray[np.int16], hand: Ints, seat: Ints) -> Pairs:
-    """Pair points from row values (players, boards, rows): 1/2/3 per row won, +8 for a sweep."""
+@dataclass(frozen=True)
+class HandRules:
+    """Per hand, what its profile deals and pays (house-rules.md 2.1)."""
+
+    boards: Ints  # boards dealt (the layout holds the most; the others count for nothing)
+    row_points: Ints  # (hands, rows): each row's points on each board
+    home_run_bonus: Ints  # 0: no Home Run
+
+    @classmethod
+    def of(cls, variant: Variant, hands: int) -> HandRules:
+        """`hands` hands dealt as the contract deals `variant`."""
+        points = np.array([row.points for row in variant.rows], dtype=np.int64)
+        return cls(
+            np.full(hands, variant.boards, np.int64),
+            np.tile(points, (hands, 1)),
+            np.full(hands, variant.home_run_bonus, np.int64),
+        )
+
+
+def pair_points(values: npt.NDArray[np.int16], hand: Ints, seat: Ints, rules: HandRules) -> Pairs:
+    """Pair points from row values (players, boards, rows): each row won scores its points
+    on each board the hand deals, and a sweep of them all the Home Run bonus (the
+    contract: 1/2/3 a row on two boards, +8)."""
     a, b = pairs_of(hand, seat)
+    of = hand[a]
     compare = np.sign(values[a].astype(np.int32) - values[b].astype(np.int32))  # (pairs, B, R)
-    row_points = np.array([row.points for row in variant.rows], dtype=np.int64)
+    dealt = np.arange(compare.shape[1]) < rules.boards[of][:, None]  # (pairs, B)
+    compare *= dealt[:, :, None]
+    row_points = rules.row_points[of][:, None, :]
     points = (compare * row_points).sum(axis=(1, 2), dtype=np.int64)
     swept = compare.reshape(len(a), -1)
-    a_sweeps = (swept == 1).all(axis=1)
-    b_sweeps = (swept == -1).all(axis=1)
-    bonus = variant.home_run_bonus * (a_sweeps.astype(np.int64) - b_sweeps)
+    played = np.repeat(dealt, compare.shape[2], axis=1)
+    a_sweeps = ((swept == 1) | ~played).all(axis=1)
+    b_sweeps = ((swept == -1) | ~played).all(axis=1)
+    home_run_bonus = rules.home_run_bonus[of]
+    a_sweeps &= home_run_bonus > 0  # no bonus: no Home Run
+    b_sweeps &= home_run_bonus > 0
+    bonus = home_run_bonus * (a_sweeps.astype(np.int64) - b_sweeps)
     points += bonus
     home_run = np.select([a_sweeps, b_sweeps], [HOME_RUN_SEAT, HOME_RUN_OPPONENT], HOME_RUN_NONE)
     won, lost = row_masks(swept)
