@@ -71,7 +71,7 @@ def _by_name(
 ) -> None:
     """Hands that name their profile: it must be one of the file, of the hand's game."""
     house = book.house
-    index = ints(pc.index_in(named, value_set=pa.array([p.name for p in house])), -1)
+    index = ints(pc.index_in(named, value_set=pa.array([p.name for p in house], pa.string())), -1)
     standard = pc.fill_null(pc.equal(named, STANDARD), False).to_numpy(zero_copy_only=False)
     found = has_name & (index >= 0)
     code = np.where(found, len(GAMES) + index, game)
