@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.core.games import VARIANTS, Variant
+from pipeline.core.evaluator import Category
+from pipeline.core.games import VARIANTS, Family, Variant
+from pipeline.core.games.open_face import ROYAL, TRIPS, OpenFaceRules, contract_rules
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
@@ -28,11 +30,16 @@ Flags = npt.NDArray[np.bool_]
 STANDARD = "standard"
 GAMES: tuple[Variant, ...] = tuple(VARIANTS.values())
 
-# The keys each game's profile may set, with the contract's value (house-rules.md 2).
-TAIWANESE_KEYS = ("boards", "row_points", "home_run_bonus", "floor_points")
-# The keys this version audits; a profile that sets another is not audited: its hands
-# are quarantined with `rules`, saying which key (never audited under the wrong rules).
-AUDITED_KEYS = frozenset(TAIWANESE_KEYS)
+# The keys this version audits, per family of games (house-rules.md 2); a profile that
+# sets another is not audited: its hands are quarantined with `rules`, saying which key
+# (never audited under the wrong rules).
+AUDITED_KEYS = {
+    Family.taiwanese: frozenset({"boards", "row_points", "home_run_bonus", "floor_points"}),
+    Family.chinese: frozenset(),
+    Family.open_face: frozenset({"scoop_bonus", "royalties", "cap", "fantasyland"}),
+}
+RANKS = "23456789TJQKA"
+NEVER = 99  # a category no row reaches: a row that is not listed for a stay
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,7 @@ class Profile:
     @property
     def unaudited(self) -> tuple[str, ...]:
         """The keys it sets that this version does not audit yet."""
-        return tuple(sorted(set(self.values) - AUDITED_KEYS))
+        return tuple(sorted(set(self.values) - AUDITED_KEYS[self.variant.family]))
 
     def value(self, key: str) -> Any:
         """The value of `key` under this profile: its own, else the contract's."""
@@ -123,6 +130,14 @@ class RuleBook:
         boards x the row points + the Home Run (house-rules.md 2.1)."""
         return np.maximum(self.boards, 1) * self.row_points.sum(axis=1) + self.home_run_bonus
 
+    @cached_property
+    def open_face(self) -> OpenFaceRules:
+        """Per profile: what an open-face hand pays and deals (house-rules.md 2.5)."""
+        items = [_open_face(p) for p in self.profiles]
+        return OpenFaceRules(
+            *(np.concatenate([getattr(i, f.name) for i in items]) for f in fields(OpenFaceRules))
+        )
+
     # --- names --------------------------------------------------------------------------
     @property
     def names(self) -> tuple[str, ...]:
@@ -144,6 +159,62 @@ class RuleBook:
 
 
 CONTRACT = RuleBook()
+
+
+def _open_face(profile: Profile) -> OpenFaceRules:
+    """One profile's open-face values: the contract's for its game, changed by its own."""
+    rules = contract_rules(profile.variant)
+    values = profile.values
+    changed: dict[str, Any] = {}
+    for key in ("scoop_bonus", "cap"):
+        if key in values:
+            changed[key] = np.array([values[key]])
+    if "royalties" in values:  # a table given replaces every row; a row left out pays 0
+        given = values["royalties"]
+        changed["top_pair"] = _by_rank(given.get("top_pair", {}))
+        changed["top_trips"] = _by_rank(given.get("top_trips", {}))
+        for row in ("middle", "bottom"):
+            changed[row] = _by_category(given.get(row, {}))
+    land = values.get("fantasyland", {})
+    if "entry" in land:
+        changed["entry_rank"] = np.array([RANKS.index(land["entry"][0])])
+    cards = land.get("entry_cards")
+    if isinstance(cards, int):
+        changed["entry_cards"] = np.full((1, TRIPS + 1), cards, dtype=np.int64)
+    elif cards is not None:
+        table = np.zeros((1, TRIPS + 1), dtype=np.int64)
+        for key, n in cards.items():
+            table[0, TRIPS if key == "trips" else RANKS.index(key[0])] = n
+        changed["entry_cards"] = table
+    if "stay" in land:
+        stay = np.full((1, 3), NEVER, dtype=np.int64)
+        for item in land["stay"]:
+            row, category = item.split(":")
+            r = ("top", "middle", "bottom").index(row)
+            stay[0, r] = min(stay[0, r], Category[category])
+        changed["stay_from"] = stay
+    if "stay_cards" in land:
+        changed["stay_cards"] = np.array([land["stay_cards"]])
+    return OpenFaceRules(
+        **{f.name: changed.get(f.name, getattr(rules, f.name)) for f in fields(rules)}
+    )
+
+
+def _by_rank(points: dict[str, int]) -> Ints:
+    table = np.zeros((1, 13), dtype=np.int64)
+    for cards, value in points.items():
+        table[0, RANKS.index(cards[0])] = value
+    return table
+
+
+def _by_category(points: dict[str, int]) -> Ints:
+    """A row's royalty table: a royal flush pays as a straight flush unless it is listed."""
+    table = np.zeros((1, ROYAL + 1), dtype=np.int64)
+    for name, value in points.items():
+        if name != "royal_flush":
+            table[0, Category[name]] = value
+    table[0, ROYAL] = points.get("royal_flush", table[0, Category.straight_flush])
+    return table
 
 
 def micros(when: datetime | None) -> int | None:

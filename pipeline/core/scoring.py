@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.core.batch import HandBatch
-from pipeline.core.games import chinese, per_game
+from pipeline.core.games import chinese
 from pipeline.core.games import open_face as ofc
 from pipeline.core.games.game import Decision
 from pipeline.core.games.pairs import Ints, Pairs, pairs_of
@@ -38,17 +38,15 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
     rows = values[:, 0, :]
     foul = chinese.fouled(rows)
     open_face = hands.open_face()[players.hand]
+    book, profile = batch.rules, hands.profile[players.hand]
     (royalty,) = _per_family(
         open_face,
-        lambda: (ofc.royalties(rows),),
+        lambda: (ofc.royalties(rows, book.open_face, profile),),
         lambda: (chinese.royalties(rows, batch.game.rows),),
     )
     made, settled, natural = _naturals(batch)
     pairs = _family_pairs(batch, rows, foul, royalty, open_face, (settled, natural))
-    progressive = per_game(lambda g: g.streets is not None and g.streets.progressive)
-    earned, cards = ofc.fantasyland_next(
-        rows, foul, players.fantasyland, progressive[hands.game][players.hand]
-    )
+    earned, cards = ofc.fantasyland_next(rows, foul, players.fantasyland, book.open_face, profile)
     plays = open_face & hands.fantasyland_rule[players.hand]
     score = ChineseScore(
         foul,
@@ -75,7 +73,8 @@ def _family_pairs(
     hand = players.hand[a]
 
     def opened() -> tuple[Ints, ...]:
-        return _columns(ofc.pair_points(a, b, rows, foul, royalty))
+        rules = batch.rules.open_face
+        return _columns(ofc.pair_points(a, b, rows, foul, royalty, rules, hands.profile[hand]))
 
     def closed() -> tuple[Ints, ...]:
         settled, natural = declarations

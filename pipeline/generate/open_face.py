@@ -180,13 +180,12 @@ def _play(
     setting = settings_of(rng, kept, fantasyland=True)
     values = values_of(setting)
     fouled = closed.fouled(values)
-    royalty = rules.royalties(values)
+    contract, profile = rules.contract_rules(game), np.zeros(len(seat), np.int64)
+    royalty = rules.royalties(values, contract, profile)
     a, b = pairs_of(hand_of, seat + 1)
-    scored = rules.pair_points(a, b, values, fouled, royalty)
+    scored = rules.pair_points(a, b, values, fouled, royalty, contract, profile[a])
     pairs = Pairs(hand_of[a], a, b, scored.points, scored.home_run, scored.decision)
-    earned, earned_cards = rules.fantasyland_next(
-        values, fouled, landed, np.full(len(seat), rule.progressive)
-    )
+    earned, earned_cards = rules.fantasyland_next(values, fouled, landed, contract, profile)
     return _Hands(
         **settled(rng, t, tables, hand_of, seat, pairs),
         streets=[

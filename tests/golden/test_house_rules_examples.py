@@ -10,17 +10,19 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from pipeline.ingest.house_rules import read_rules
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, load_examples
 from tests.golden.test_verify_examples import assert_recomputed_exactly, flagged
 
 HOUSE = EXAMPLES / "house-rules"
 RULES = HOUSE / "house.toml"
-# The profiles this version audits (the Taiwanese keys of house-rules.md 2.1).
-AUDITED = ("single_board", "jokers_deep")
+# The profiles this version audits (the Taiwanese and open-face keys of house-rules.md
+# 2.1 and 2.5).
+AUDITED = ("single_board", "jokers_deep", "ofc_capped", "pineapple_prog")
 # The others set keys it does not audit yet: their hands are quarantined, never audited
 # under the contract's values.
-NOT_YET = ("asia", "low_middle", "ofc_capped", "pineapple_prog")
+NOT_YET = ("asia", "low_middle")
 
 
 def verify(tmp_path: Path, name: str, *extra: str) -> tuple[int, duckdb.DuckDBPyConnection]:
@@ -43,7 +45,7 @@ def test_a_profile_clean_set_is_recomputed_exactly(tmp_path: Path, profile: str)
         ).fetchall()
     }
     want = {
-        (h["hand_id"], p["seat"], r["board"], r["row"]): r["value"]
+        (h["hand_id"], p["seat"], r.get("board"), r["row"]): r["value"]
         for h in hands
         for p in h["players"]
         for r in p["rows"]
@@ -51,10 +53,12 @@ def test_a_profile_clean_set_is_recomputed_exactly(tmp_path: Path, profile: str)
     assert rows == want  # a one-board profile's hands show no second board
     named = dict(con.execute("SELECT rules, count(*) FROM hands GROUP BY 1").fetchall())
     assert named == {profile: len(hands)}
-    stored = con.execute(
-        'SELECT game, "values", floor_points FROM rule_profiles WHERE name = ?', [profile]
+    ((game, values, digest),) = con.execute(
+        'SELECT game, "values", digest FROM rule_profiles WHERE name = ?', [profile]
     ).fetchall()
-    assert len(stored) == 1 and json.loads(stored[0][1])["floor_points"] == stored[0][2]
+    declared = read_rules(RULES).named(profile)
+    assert declared is not None and (game, digest) == (declared.variant.name, declared.digest)
+    assert json.loads(values) == declared.values
 
 
 @pytest.mark.parametrize("profile", AUDITED)
@@ -67,7 +71,7 @@ def test_the_same_hands_under_the_contract_are_flagged(tmp_path: Path, profile: 
     checks = dict(con.execute('SELECT "check", count(*) FROM quarantine GROUP BY 1').fetchall())
     assert checks.get("rules", 0) == 50  # two tables of 25 hands name their profile
     hands = load_examples(f"house-rules/{profile}")
-    assert len({h for h, _ in flagged(con)}) >= 0.9 * len(hands)
+    assert len({h for h, _ in flagged(con)}) >= 0.8 * len(hands)
 
 
 @pytest.mark.parametrize("profile", AUDITED)

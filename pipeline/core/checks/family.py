@@ -204,6 +204,7 @@ def _street_sizes(
     game = batch.hands.game[players.hand]
     count = np.bincount(street_player, minlength=len(players))
     numbers = players.streets.numbers()
+    fantasy_limits = batch.rules.open_face.fantasyland_dealt  # per profile
     found: dict[int, str] = {}
     for code, variant in enumerate(VARIANTS.values()):
         rule, name = variant.streets, variant.name
@@ -219,10 +220,10 @@ def _street_sizes(
         deals, places, discards = dealt[mine], placed[mine], discard[mine]
         owner = street_player[mine]
         in_fantasyland = players.fantasyland[owner]
+        low, high = (limit[batch.hands.profile[players.hand[owner]]] for limit in fantasy_limits)
         want_dealt = np.where(number == 0, rule.first, rule.later_dealt)
         want_placed = np.where(number == 0, rule.first, rule.later_placed)
         usual = (deals == want_dealt) & (places == want_placed)
-        low, high = rule.fantasyland_dealt
         fantasy = (deals >= low) & (deals <= high) & (places == 13)
         kept = discards == deals - places
         for s in np.flatnonzero(~(kept & np.where(in_fantasyland, fantasy, usual)))[::-1].tolist():

@@ -203,8 +203,8 @@ def test_the_input_faults_of_the_examples_are_quarantined() -> None:
 def test_the_json_schema_files_match_the_models() -> None:
     from scripts.export_schema import TARGETS, render
 
-    for target, schema in TARGETS.items():
-        assert target.read_text() == render(schema), "run scripts/export_schema.py"
+    for target, made in TARGETS.items():
+        assert target.read_text() == render(made), "run scripts/export_schema.py"
 
 
 def test_the_examples_pass_the_json_schema() -> None:
