@@ -21,8 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.core.evaluator import Category
-from pipeline.core.games import VARIANTS, Family, Variant
-from pipeline.core.games.open_face import ROYAL, TRIPS, OpenFaceRules, contract_rules
+from pipeline.core.games import VARIANTS, Family, Variant, chinese
+from pipeline.core.games.chinese import ROYAL, ChineseRules
+from pipeline.core.games.open_face import TRIPS, OpenFaceRules, contract_rules
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
@@ -35,7 +36,18 @@ GAMES: tuple[Variant, ...] = tuple(VARIANTS.values())
 # (never audited under the wrong rules).
 AUDITED_KEYS = {
     Family.taiwanese: frozenset({"boards", "row_points", "home_run_bonus", "floor_points"}),
-    Family.chinese: frozenset(),
+    Family.chinese: frozenset(
+        {
+            "scoring",
+            "surrender",
+            "surrender_points",
+            "royalties",
+            "naturals",
+            "naturals_between",
+            "home_run",
+            "wheel",
+        }
+    ),
     Family.open_face: frozenset({"scoop_bonus", "royalties", "cap", "fantasyland"}),
 }
 RANKS = "23456789TJQKA"
@@ -138,6 +150,14 @@ class RuleBook:
             *(np.concatenate([getattr(i, f.name) for i in items]) for f in fields(OpenFaceRules))
         )
 
+    @cached_property
+    def chinese(self) -> ChineseRules:
+        """Per profile: what a closed Chinese hand plays and pays (house-rules.md 2.2)."""
+        items = [_chinese(p) for p in self.profiles]
+        return ChineseRules(
+            *(np.concatenate([getattr(i, f.name) for i in items]) for f in fields(ChineseRules))
+        )
+
     # --- names --------------------------------------------------------------------------
     @property
     def names(self) -> tuple[str, ...]:
@@ -196,6 +216,39 @@ def _open_face(profile: Profile) -> OpenFaceRules:
     if "stay_cards" in land:
         changed["stay_cards"] = np.array([land["stay_cards"]])
     return OpenFaceRules(
+        **{f.name: changed.get(f.name, getattr(rules, f.name)) for f in fields(rules)}
+    )
+
+
+def _chinese(profile: Profile) -> ChineseRules:
+    """One profile's closed Chinese values: the contract's, changed by its own."""
+    rules = chinese.contract_rules()
+    values = profile.values
+    changed: dict[str, Any] = {}
+    if "scoring" in values:
+        changed["two_four"] = np.array([values["scoring"] == "2-4"])
+    if "surrender_points" in values:
+        changed["surrender_points"] = np.array([values["surrender_points"]])
+    if "surrender" in values:
+        changed["surrender"] = np.array([values["surrender"]])
+    if "royalties" in values:  # a table given replaces every row; a row left out pays 0
+        given = values["royalties"]
+        changed["royalties"] = np.stack(
+            [_by_category(given.get(row, {}))[0] for row in ("top", "middle", "bottom")]
+        )[None]
+    if "naturals" in values:  # the table given replaces the contract's: others pay nothing
+        points = np.full((1, len(chinese.NATURALS) + 1), -1, dtype=np.int64)
+        points[0, 0] = 0
+        for name, value in values["naturals"].items():
+            points[0, chinese.NATURALS.index(name) + 1] = value
+        changed["natural_points"] = points
+    if "naturals_between" in values:
+        changed["naturals_sum"] = np.array([values["naturals_between"] == "sum"])
+    if "home_run" in values:
+        changed["home_run"] = np.array([values["home_run"]])
+    if "wheel" in values:
+        changed["wheel_second"] = np.array([values["wheel"] == "second"])
+    return ChineseRules(
         **{f.name: changed.get(f.name, getattr(rules, f.name)) for f in fields(rules)}
     )
 

@@ -27,6 +27,8 @@ class ChineseScore:
     fouled: npt.NDArray[np.bool_]
     royalty: Ints  # (players, rows)
     natural_made: npt.NDArray[np.bool_]  # true where no natural is declared
+    natural_unpaid: npt.NDArray[np.bool_]  # a natural made that the hand's profile does not pay
+    surrender_refused: npt.NDArray[np.bool_]  # a surrender where the profile allows none
     fantasyland_next: npt.NDArray[np.bool_]
     fantasyland_cards: Ints  # 0 where none is earned
 
@@ -36,22 +38,25 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
     share their rows), from row values (players, 1, rows)."""
     players, hands = batch.players, batch.hands
     rows = values[:, 0, :]
-    foul = chinese.fouled(rows)
-    open_face = hands.open_face()[players.hand]
     book, profile = batch.rules, hands.profile[players.hand]
+    keys = chinese.strength(rows, book.chinese.wheel_second[profile])
+    foul = chinese.fouled(rows, keys)
+    open_face = hands.open_face()[players.hand]
     (royalty,) = _per_family(
         open_face,
         lambda: (ofc.royalties(rows, book.open_face, profile),),
-        lambda: (chinese.royalties(rows, batch.game.rows),),
+        lambda: (chinese.royalties(rows, book.chinese, profile),),
     )
-    made, settled, natural = _naturals(batch)
-    pairs = _family_pairs(batch, rows, foul, royalty, open_face, (settled, natural))
+    declared = _declarations(batch, profile)
+    pairs = _family_pairs(batch, rows, keys, foul, royalty, open_face, declared[3:])
     earned, cards = ofc.fantasyland_next(rows, foul, players.fantasyland, book.open_face, profile)
     plays = open_face & hands.fantasyland_rule[players.hand]
     score = ChineseScore(
         foul,
         np.where(foul[:, None], 0, royalty),
-        made,
+        declared[0],
+        declared[1],
+        declared[2],
         earned & plays,
         np.where(plays, cards, 0),
     )
@@ -61,10 +66,11 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
 def _family_pairs(
     batch: HandBatch,
     rows: npt.NDArray[np.int16],
+    keys: Ints,
     foul: npt.NDArray[np.bool_],
     royalty: Ints,
     open_face: npt.NDArray[np.bool_],
-    declarations: tuple[Ints, Ints],
+    declarations: tuple[Ints, ...],
 ) -> Pairs:
     """Every pair of players of each hand, with the points of its game's rule;
     `declarations`: each player's declaration as settled and natural's points."""
@@ -79,8 +85,21 @@ def _family_pairs(
     def closed() -> tuple[Ints, ...]:
         settled, natural = declarations
         two_four, surrender = hands.two_four[hand], hands.surrender_points[hand]
+        rules, profile = batch.rules.chinese, hands.profile[hand]
         return _columns(
-            chinese.pair_points(a, b, rows, foul, royalty, settled, natural, two_four, surrender)
+            chinese.pair_points(
+                a,
+                b,
+                keys,
+                foul,
+                royalty,
+                settled,
+                natural,
+                two_four,
+                surrender,
+                rules.naturals_sum[profile],
+                rules.home_run[profile],
+            )
         )
 
     points, home_run, *decision = _per_family(open_face[a], opened, closed)
@@ -110,17 +129,24 @@ def _per_family(
     )
 
 
-def _naturals(batch: HandBatch) -> tuple[npt.NDArray[np.bool_], Ints, Ints]:
-    """Per player: whether a declared natural is made (true where none is declared), the
-    declaration as settled (a natural the cards do not make is played, and flagged by the
-    checks), and the settled natural's base points."""
-    players = batch.players
+def _declarations(
+    batch: HandBatch, profile: Ints
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_], Ints, Ints]:
+    """Per player: whether a declared natural is made (true where none is declared),
+    whether a made natural goes unpaid by the hand's profile, whether a surrender is one
+    the profile does not allow, the declaration as settled (a natural the cards do not
+    make, or the profile does not pay, and a surrender it does not allow, are played:
+    the checks flag them), and the settled natural's base points (`profile` per player)."""
+    players, rules = batch.players, batch.rules.chinese
     declared_natural = players.declared == chinese.NATURAL
     # Naturals are judged on the 13 cards of the players who declare one (few).
     who = np.flatnonzero(declared_natural)
     cards = np.concatenate([players.setting[row.name][who] for row in batch.game.rows], axis=1)
     made = np.ones(len(players), dtype=bool)
     made[who] = chinese.naturals_made(cards)[np.arange(len(who)), players.natural[who]]
-    settled = np.where(declared_natural & ~made, chinese.PLAY, players.declared)
-    points = np.where(settled == chinese.NATURAL, chinese.NATURAL_POINTS[players.natural], 0)
-    return made, settled, points
+    points = rules.natural_points[profile, players.natural]
+    unpaid = declared_natural & made & (points < 0)
+    refused = (players.declared == chinese.SURRENDER) & ~rules.surrender[profile]
+    played = (declared_natural & (~made | unpaid)) | refused
+    settled = np.where(played, chinese.PLAY, players.declared)
+    return made, unpaid, refused, settled, np.where(settled == chinese.NATURAL, points, 0)

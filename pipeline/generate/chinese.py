@@ -144,8 +144,9 @@ def settings_of(
 def _declarations(rng: np.random.Generator, cards: npt.NDArray[np.int8]) -> tuple[Ints, Ints]:
     """Naturals declared when the cards make one (the best of them), and a surrender now
     and then."""
-    made = rules.naturals_made(cards)[:, 1:]
-    best = np.where(made.any(axis=1), made.shape[1] - np.argmax(made[:, ::-1], axis=1), 0)
+    paid = rules.NATURAL_POINTS[1:]  # the contract's: -1 where it pays none
+    points = np.where(rules.naturals_made(cards)[:, 1:], paid, -1)
+    best = np.where(points.max(axis=1) >= 0, np.argmax(points, axis=1) + 1, 0)
     surrender = rng.random(len(cards)) < 0.04
     declared = np.where(best > 0, rules.NATURAL, np.where(surrender, rules.SURRENDER, rules.PLAY))
     return declared.astype(np.int64), np.where(best > 0, best, 0).astype(np.int64)
@@ -172,7 +173,8 @@ def _play(
     setting = settings_of(rng, cards)
     values = values_of(setting)
     fouled = rules.fouled(values)
-    royalty = rules.royalties(values, CHINESE.rows)
+    contract, profile = rules.contract_rules(), np.zeros(len(seat), np.int64)
+    royalty = rules.royalties(values, contract, profile)
     declared, natural = _declarations(rng, np.concatenate(list(setting.values()), axis=1))
     a, b = pairs_of(hand_of, seat + 1)
     hand = hand_of[a]
@@ -186,6 +188,8 @@ def _play(
         np.where(declared == rules.NATURAL, rules.NATURAL_POINTS[natural], 0),
         np.full(len(a), two_four),
         surrender_points[tables][hand],
+        contract.naturals_sum[profile[a]],
+        contract.home_run[profile[a]],
     )
     pairs = Pairs(hand, a, b, scored.points, scored.home_run, scored.decision)
     return _Hands(

@@ -220,10 +220,16 @@ def _hands(table: pa.Table, sources: list[str], cards: HandCards) -> hb.Hands:
         has_rake_total=~is_null(whole(table["rake_total"])),
         has_settlements=~is_null(whole(table["settlements"])),
         source=pa.array(sources, type=pa.string()),
-        two_four=pc.fill_null(pc.equal(table["scoring"], "2-4"), False).to_numpy(
-            zero_copy_only=False
+        two_four=np.where(  # a hand's own method, else its profile's (house-rules.md 1)
+            is_null(whole(table["scoring"])),
+            cards.book.chinese.two_four[cards.profile],
+            pc.fill_null(pc.equal(table["scoring"], "2-4"), False).to_numpy(zero_copy_only=False),
         ),
-        surrender_points=ints(table["surrender_points"], DEFAULT_SURRENDER_POINTS),
+        surrender_points=np.where(
+            is_null(whole(table["surrender_points"])),
+            cards.book.chinese.surrender_points[cards.profile],
+            ints(table["surrender_points"], DEFAULT_SURRENDER_POINTS),
+        ),
         game=ints(pc.index_in(variant, value_set=pa.array(list(VARIANTS)))),
         fantasyland_rule=_flag(table["fantasyland_rule"], True),
         profile=cards.profile,

@@ -76,6 +76,29 @@ def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
             expected="play",
             recorded=name,
         )
+    names = batch.rules.names
+    for p in np.flatnonzero(scored.natural_unpaid).tolist():
+        name, profile = NATURALS[players.natural[p] - 1], names[batch.hands.profile[hand[p]]]
+        findings.add(
+            int(hand[p]),
+            DivergenceCheck.natural,
+            f"seat {seat[p]} declares {name}, which the table's rules ({profile}) do not "
+            "pay; the hand is settled as played",
+            seat=int(seat[p]),
+            expected="play",
+            recorded=name,
+        )
+    for p in np.flatnonzero(scored.surrender_refused).tolist():
+        profile = names[batch.hands.profile[hand[p]]]
+        findings.add(
+            int(hand[p]),
+            DivergenceCheck.surrender,
+            f"seat {seat[p]} surrenders, which the table's rules ({profile}) do not allow; "
+            "the hand is settled as if they played their setting",
+            seat=int(seat[p]),
+            expected="play",
+            recorded="surrender",
+        )
 
 
 def _recorded_flags(

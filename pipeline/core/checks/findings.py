@@ -34,6 +34,7 @@ class DivergenceCheck(StrEnum):
     foul = "foul"
     royalty = "royalty"
     natural = "natural"
+    surrender = "surrender"  # a surrender at a table whose house rules allow none
     placement = "placement"
     fantasyland = "fantasyland"
 

@@ -8,12 +8,15 @@ row's royalty, the naturals 13 cards make, and the points between every pair.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
 
 from pipeline.core.evaluator import Category, Plays, category_of, ranks_of
+from pipeline.core.evaluator.values import parse_value
 from pipeline.core.games.game import (
     BOTH_FOULED,
     BOTH_SURRENDER,
@@ -66,10 +69,60 @@ CHINESE = Variant(
 SCORING = ("1-6", "2-4")  # the methods, by code
 DECLARATIONS = ("play", "surrender", "natural")  # by code
 PLAY, SURRENDER, NATURAL = 0, 1, 2
-# Naturals by code (0: none), with their base points.
-NATURALS = ("three_flushes", "three_straights", "six_and_a_half_pairs", "dragon", "pure_dragon")
-NATURAL_POINTS = np.array([0, 3, 4, 6, 36, 108], dtype=np.int64)
+# Naturals by code (0: none): the contract's five (4.4), then the others a house may pay
+# (house-rules.md 2.4). Every one is known in any hand; what it pays is its profile's.
+NATURALS = (
+    "three_flushes",
+    "three_straights",
+    "six_and_a_half_pairs",
+    "dragon",
+    "pure_dragon",
+    "four_triplets",
+    "full_colored",
+    "all_low_or_high",
+    "three_quads",
+    "three_straight_flushes",
+    "twelve_royals",
+)
+# The contract's points by code (-1: a natural it does not pay).
+NATURAL_POINTS = np.array([0, 3, 4, 6, 36, 108, -1, -1, -1, -1, -1, -1], dtype=np.int64)
 DEFAULT_SURRENDER_POINTS = 3
+ROYAL = len(Category) + 1  # a royalty table's column of an ace-high straight flush
+
+
+@dataclass(frozen=True)
+class ChineseRules:
+    """What a closed Chinese hand plays and pays (house-rules.md 2.2), per item (a
+    profile, indexed by code): the defaults of the hand's fields, and the house's rules."""
+
+    two_four: Flags  # the method of hands without a `scoring` field
+    surrender_points: Ints  # for hands without the field
+    surrender: Flags  # surrender allowed
+    royalties: Ints  # (items, rows, ROYAL + 1): by category, then the royal flush
+    natural_points: Ints  # (items, 1 + naturals): -1 where not paid
+    naturals_sum: Flags  # both declare: A's points less B's (else the higher wins)
+    home_run: Flags  # a scoop of everyone (3+ players) doubles those pairs' points
+    wheel_second: Flags  # 5432A ranks just below the ace-high straight (flush)
+
+
+def contract_rules() -> ChineseRules:
+    """One item: the contract's values (chinese-family.md 4)."""
+    table = np.zeros((1, 3, ROYAL + 1), dtype=np.int64)
+    for r, name in enumerate(("top", "middle", "bottom")):
+        for category, points in _SEED[name].items():
+            table[0, r, category] = points
+        table[0, r, ROYAL] = table[0, r, Category.straight_flush]
+    return ChineseRules(
+        two_four=np.array([False]),
+        surrender_points=np.array([DEFAULT_SURRENDER_POINTS]),
+        surrender=np.array([True]),
+        royalties=table,
+        natural_points=NATURAL_POINTS[None],
+        naturals_sum=np.array([False]),
+        home_run=np.array([False]),
+        wheel_second=np.array([False]),
+    )
+
 
 # Seed-table royalties (section 4.1), by row and category.
 _SEED = {
@@ -79,30 +132,52 @@ _SEED = {
 }
 
 
-def fouled(values: npt.NDArray[np.int16]) -> Flags:
+def fouled(values: npt.NDArray[np.int16], keys: Ints | None = None) -> Flags:
     """Per setting (players, 3 rows: top, middle, bottom values): whether it fouls.
 
-    The middle against the bottom by value; the top against the middle by category,
-    then its three ranks against the middle's first three (equal is no foul).
+    The middle against the bottom by value (by `keys`, `strength`'s, where given); the
+    top against the middle by category, then its three ranks against the middle's first
+    three (equal is no foul).
     """
-    top, middle, bottom = values[:, 0], values[:, 1], values[:, 2]
+    top, middle = values[:, 0], values[:, 1]
     top_cat, mid_cat = category_of(top).astype(np.int64), category_of(middle).astype(np.int64)
     weight = np.array([169, 13, 1])
     top_ranks = (ranks_of(top)[:, :3].astype(np.int64) * weight).sum(axis=1)
     mid_ranks = (ranks_of(middle)[:, :3].astype(np.int64) * weight).sum(axis=1)
     top_over = (top_cat > mid_cat) | ((top_cat == mid_cat) & (top_ranks > mid_ranks))
-    return top_over | (middle > bottom)
+    order = values if keys is None else keys
+    return top_over | (order[:, 1] > order[:, 2])
 
 
-def royalties(values: npt.NDArray[np.int16], rows: tuple[Row, ...]) -> Ints:
-    """Each row's seed-table royalty (players, rows), as if the setting did not foul."""
-    out = np.zeros(values.shape, dtype=np.int64)
-    for r, row in enumerate(rows):
-        table = np.zeros(len(Category) + 1, dtype=np.int64)  # the last: no value
-        for category, points in _SEED[row.name].items():
-            table[category] = points
-        out[:, r] = table[category_of(values[:, r])]
-    return out
+def royalties(values: npt.NDArray[np.int16], rules: ChineseRules, profile: Ints) -> Ints:
+    """Each row's royalty (players, rows), as if the setting did not foul: `rules` per
+    profile (4.1's seed table in the contract), and each player's `profile`."""
+    category = category_of(values).astype(np.int64)  # no value: len(Category), which pays 0
+    royal = (category == Category.straight_flush) & (ranks_of(values)[..., 0] == ACE)
+    column = np.where(royal, ROYAL, category)
+    return rules.royalties[profile[:, None], np.arange(values.shape[1])[None, :], column]
+
+
+def strength(values: npt.NDArray[np.int16], wheel_second: Flags) -> Ints:
+    """Values as keys that order them as a hand's profile does: where `wheel_second` (per
+    player), a 5432A straight or straight flush ranks just below the ace-high one."""
+    keys = values.astype(np.int64) * 2
+    if wheel_second.any():
+        keys = np.where(wheel_second[:, None], _wheel_second()[values.astype(np.int64)], keys)
+    return keys
+
+
+@cache
+def _wheel_second() -> Ints:
+    """Every value's key with the wheel second (a value's own key: twice its number)."""
+    keys = np.arange(1 << 15, dtype=np.int64) * 2
+    for category in (Category.straight, Category.straight_flush):
+        wheel, broadway = parse_value([f"{category.name}:5432A", f"{category.name}:AKQJT"])
+        keys[wheel] = 2 * int(broadway) - 1
+    return keys
+
+
+ACE = 12
 
 
 def _rank_key(counts: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
@@ -130,8 +205,8 @@ _THREE_FLUSHES = np.array([[5, 5, 3, 0], [8, 5, 0, 0], [10, 3, 0, 0], [13, 0, 0,
 
 
 def naturals_made(cards: npt.NDArray[np.int8]) -> Flags:
-    """Per player's 13 cards (players, 13), which naturals they make: (players, 1 + 5),
-    indexed by natural code (column 0, no natural, is always true)."""
+    """Per player's 13 cards (players, 13), which naturals they make: (players, 1 +
+    naturals), indexed by natural code (column 0, no natural, is always true)."""
     n = len(cards)
     codes = cards.astype(np.int64)
     owner = np.arange(n)[:, None]
@@ -139,6 +214,9 @@ def naturals_made(cards: npt.NDArray[np.int8]) -> Flags:
     suits = np.bincount((owner * 4 + codes % 4).ravel(), minlength=n * 4).reshape(n, 4)
     by_size = -np.sort(-suits, axis=1)
     dragon = (ranks == 1).all(axis=1)
+    rank = codes // 4
+    red = (suits[:, 1] + suits[:, 2]) == 13  # diamonds and hearts (suits "cdhs")
+    masks = (np.uint64(1) << codes.astype(np.uint64)).sum(axis=1, dtype=np.uint64)
     return np.stack(
         [
             np.ones(n, dtype=bool),
@@ -147,9 +225,37 @@ def naturals_made(cards: npt.NDArray[np.int8]) -> Flags:
             (ranks // 2).sum(axis=1) == 6,
             dragon,
             dragon & (suits.max(axis=1) == 13),
+            (ranks >= 3).sum(axis=1) == 4,  # four_triplets
+            red | (suits[:, 1] + suits[:, 2] == 0),  # full_colored
+            (rank <= 6).all(axis=1) | (rank >= 6).all(axis=1),  # all_low_or_high: 8 is rank 6
+            (ranks == 4).sum(axis=1) == 3,  # three_quads
+            np.isin(masks, _three_straight_flushes()),
+            (rank >= 9).all(axis=1),  # twelve_royals: jacks and up
         ],
         axis=1,
     )
+
+
+@cache
+def _three_straight_flushes() -> npt.NDArray[np.uint64]:
+    """Every 13 cards (as a mask of card codes, rank * 4 + suit) that split into a
+    three-card straight flush and two five-card ones (3-card straights as 4.4's)."""
+    threes = [(12, 0, 1)] + [(r, r + 1, r + 2) for r in range(11)]
+    fives = [(12, 0, 1, 2, 3)] + [tuple(range(r, r + 5)) for r in range(9)]
+
+    def masks(runs: Sequence[tuple[int, ...]]) -> list[int]:
+        return [sum(1 << (r * 4 + suit) for r in run) for run in runs for suit in range(4)]
+
+    found = set()
+    five = masks(fives)
+    for three in masks(threes):
+        for i, first in enumerate(five):
+            if first & three:
+                continue
+            for second in five[i:]:
+                if not second & (three | first):
+                    found.add(three | first | second)
+    return np.array(sorted(found), dtype=np.uint64)
 
 
 @dataclass(frozen=True)
@@ -160,7 +266,7 @@ class PairPoints:
 
 
 def rows_played(
-    a: Ints, b: Ints, values: npt.NDArray[np.int16], foul: Flags
+    a: Ints, b: Ints, values: npt.NDArray[np.integer], foul: Flags
 ) -> tuple[Ints, Ints, Ints]:
     """Per pair and row, +1 where a wins it, -1 where b does (a fouled hand loses every
     row to one that did not foul); and how many rows each won."""
@@ -198,20 +304,24 @@ def played_decision(
 def pair_points(
     a: Ints,
     b: Ints,
-    values: npt.NDArray[np.int16],
+    values: npt.NDArray[np.integer],
     foul: Flags,
     royalty: Ints,
     declared: Ints,
     natural: Ints,
     two_four: Flags,
     surrender_points: Ints,
+    naturals_sum: Flags,
+    home_run: Flags,
 ) -> PairPoints:
     """What player a wins from player b in each pair, by the first case of section 4.1.
 
-    Per player: row values (players, 3), foul, row royalties (players, 3), the
-    declaration as settled (PLAY, SURRENDER or NATURAL) and the natural's base points
-    (0 unless a natural is settled). Per pair: the hand's method (`two_four`) and its
-    surrender points.
+    Per player: row values (players, 3) or keys that order them (`strength`), foul, row
+    royalties (players, 3), the declaration as settled (PLAY, SURRENDER or NATURAL) and
+    the natural's base points (0 unless a natural is settled). Per pair, from the hand's
+    profile (house-rules.md 2.2): its method (`two_four`), surrender points, whether two
+    naturals settle by their sum (else the higher wins), and whether a player who scoops
+    every other of a hand of three or more doubles those pairs' rows-and-method points.
     """
     nat_a, nat_b = natural[a], natural[b]
     gave_a, gave_b = declared[a] == SURRENDER, declared[b] == SURRENDER
@@ -220,7 +330,11 @@ def pair_points(
     points = np.select(
         [natural_by == BY_BOTH, natural_by > 0, gave_by == BY_BOTH, gave_by > 0],
         [
-            np.where(nat_a > nat_b, nat_a, np.where(nat_b > nat_a, -nat_b, 0)),
+            np.where(
+                naturals_sum,
+                nat_a - nat_b,
+                np.where(nat_a > nat_b, nat_a, np.where(nat_b > nat_a, -nat_b, 0)),
+            ),
             nat_a - nat_b,
             0,
             np.where(gave_a, -surrender_points, surrender_points),
@@ -228,11 +342,34 @@ def pair_points(
         played.points,
     )
     by_rows = (natural_by == 0) & (gave_by == 0)
+    points = points + _doubled(a, b, played.decision, by_rows & home_run)
     return PairPoints(
         points,
         np.where(by_rows, played.home_run, HOME_RUN_NONE),
         _declared(played.decision, by_rows, natural_by, gave_by),
     )
+
+
+_BITS_SET = np.array([0, 1, 1, 2, 1, 2, 2, 3], dtype=np.int64)  # rows won, by mask
+
+
+def _doubled(a: Ints, b: Ints, decision: Decision, may: Flags) -> Ints:
+    """The Home Run that doubles (house-rules.md 2.2): in a hand of three or more, a
+    player who won all three rows against every other player (played pairs, a foul's
+    scoop included) has those pairs' rows-and-method points counted again; `may`: the
+    pairs played under a profile that plays it. What each pair adds, from a's side."""
+    if not may.any():
+        return np.zeros(len(a), dtype=np.int64)
+    players = int(max(a.max(), b.max())) + 1
+    opponents = np.bincount(a, minlength=players) + np.bincount(b, minlength=players)
+    seat_scoops = may & (decision.rows_won == 7)
+    opponent_scoops = may & (decision.rows_lost == 7)
+    scoops = np.bincount(a[seat_scoops], minlength=players)
+    scoops += np.bincount(b[opponent_scoops], minlength=players)
+    everyone = (scoops == opponents) & (opponents >= 2)
+    double = (seat_scoops & everyone[a]) | (opponent_scoops & everyone[b])
+    method = _BITS_SET[decision.rows_won] - _BITS_SET[decision.rows_lost] + decision.bonus
+    return np.where(double, method, 0)
 
 
 def _declared(played: Decision, by_rows: Flags, natural_by: Ints, gave_by: Ints) -> Decision:
@@ -257,7 +394,7 @@ def _declared(played: Decision, by_rows: Flags, natural_by: Ints, gave_by: Ints)
 
 
 def _played(
-    a: Ints, b: Ints, values: npt.NDArray[np.int16], foul: Flags, royalty: Ints, two_four: Flags
+    a: Ints, b: Ints, values: npt.NDArray[np.integer], foul: Flags, royalty: Ints, two_four: Flags
 ) -> PairPoints:
     """Both play: fouls, rows, the scoop or overall point, and royalties."""
     wins, won_a, won_b = rows_played(a, b, values, foul)

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.core.evaluator import Category, category_of, ranks_of
-from pipeline.core.games.chinese import CHINESE, PairPoints, played_decision, rows_played
+from pipeline.core.games.chinese import CHINESE, ROYAL, PairPoints, played_decision, rows_played
 from pipeline.core.games.game import (
     HOME_RUN_NONE,
     HOME_RUN_OPPONENT,
@@ -62,7 +62,7 @@ _ROYAL = {"middle": 50, "bottom": 25}
 SIXES, QUEENS, KINGS, ACES = 4, 10, 11, 12  # ranks: 0 is a two
 # The columns of a row's royalty table: each category, no value (nothing), and an
 # ace-high straight flush (a royal flush).
-NO_VALUE, ROYAL = len(Category), len(Category) + 1
+NO_VALUE = len(Category)
 TRIPS = 13  # the column of an entry by three of a kind in a table of entry cards
 
 
