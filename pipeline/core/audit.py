@@ -8,7 +8,7 @@ stored results (`checks/table.py`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +25,7 @@ from pipeline.core.games.game import BY_NAMES, DECIDED, Decision
 from pipeline.core.games.pairs import Ints, Pairs, player_points, sum_by
 from pipeline.core.games.taiwanese import HandRules, pair_points
 from pipeline.core.money import Settlement, settle
-from pipeline.core.scoring import ChineseScore, score_chinese
+from pipeline.core.scoring import ChineseScore, low_middles, score_chinese
 from pipeline.core.showdown import Showdown, showdown
 from pipeline.helpers.columns import decimals
 from pipeline.helpers.packing import CARDS, NO_VALUE, VALUES
@@ -79,6 +79,8 @@ def audit_batch(batch: HandBatch, stages: Stages = NO_STAGES) -> BatchAudit:
     players = batch.players
     with stages.stage("evaluation"):
         shown = showdown(batch.game, batch.boards, players.setting, players.hand)
+        if batch.game.layout is Layout.chinese:
+            shown = replace(shown, value=low_middles(batch, shown.value))
     with stages.stage("scoring and money"):
         scored = _score(batch, shown)
     findings = Findings()

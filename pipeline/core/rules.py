@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.core.evaluator import Category
-from pipeline.core.games import VARIANTS, Family, Variant, chinese
+from pipeline.core.games import VARIANTS, Variant, chinese
 from pipeline.core.games.chinese import ROYAL, ChineseRules
 from pipeline.core.games.open_face import TRIPS, OpenFaceRules, contract_rules
 
@@ -31,25 +31,6 @@ Flags = npt.NDArray[np.bool_]
 STANDARD = "standard"
 GAMES: tuple[Variant, ...] = tuple(VARIANTS.values())
 
-# The keys this version audits, per family of games (house-rules.md 2); a profile that
-# sets another is not audited: its hands are quarantined with `rules`, saying which key
-# (never audited under the wrong rules).
-AUDITED_KEYS = {
-    Family.taiwanese: frozenset({"boards", "row_points", "home_run_bonus", "floor_points"}),
-    Family.chinese: frozenset(
-        {
-            "scoring",
-            "surrender",
-            "surrender_points",
-            "royalties",
-            "naturals",
-            "naturals_between",
-            "home_run",
-            "wheel",
-        }
-    ),
-    Family.open_face: frozenset({"scoop_bonus", "royalties", "cap", "fantasyland"}),
-}
 RANKS = "23456789TJQKA"
 NEVER = 99  # a category no row reaches: a row that is not listed for a stay
 
@@ -72,11 +53,6 @@ class Profile:
         """What the profile is, whatever the file's layout: its game and values."""
         text = json.dumps({"game": self.variant.name, **self.values}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
-
-    @property
-    def unaudited(self) -> tuple[str, ...]:
-        """The keys it sets that this version does not audit yet."""
-        return tuple(sorted(set(self.values) - AUDITED_KEYS[self.variant.family]))
 
     def value(self, key: str) -> Any:
         """The value of `key` under this profile: its own, else the contract's."""
@@ -246,6 +222,8 @@ def _chinese(profile: Profile) -> ChineseRules:
         changed["naturals_sum"] = np.array([values["naturals_between"] == "sum"])
     if "home_run" in values:
         changed["home_run"] = np.array([values["home_run"]])
+    if "middle" in values:
+        changed["middle_low"] = np.array([values["middle"] == "low"])
     if "wheel" in values:
         changed["wheel_second"] = np.array([values["wheel"] == "second"])
     return ChineseRules(

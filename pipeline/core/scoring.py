@@ -39,14 +39,16 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
     players, hands = batch.players, batch.hands
     rows = values[:, 0, :]
     book, profile = batch.rules, hands.profile[players.hand]
-    keys = chinese.strength(rows, book.chinese.wheel_second[profile])
-    foul = chinese.fouled(rows, keys)
+    low = book.chinese.middle_low[profile]
+    keys = chinese.strength(rows, book.chinese.wheel_second[profile], low)
+    foul = chinese.fouled(rows, keys, low)
     open_face = hands.open_face()[players.hand]
     (royalty,) = _per_family(
         open_face,
         lambda: (ofc.royalties(rows, book.open_face, profile),),
         lambda: (chinese.royalties(rows, book.chinese, profile),),
     )
+    royalty[:, 1] = np.where(low, 0, royalty[:, 1])  # a low middle earns none
     declared = _declarations(batch, profile)
     pairs = _family_pairs(batch, rows, keys, foul, royalty, open_face, declared[3:])
     earned, cards = ofc.fantasyland_next(rows, foul, players.fantasyland, book.open_face, profile)
@@ -61,6 +63,15 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
         np.where(plays, cards, 0),
     )
     return pairs, score
+
+
+def low_middles(batch: HandBatch, values: npt.NDArray[np.int16]) -> npt.NDArray[np.int16]:
+    """Row values (players, 1, rows) with the middles of hands played Low in the Middle
+    valued so (house-rules.md 2.3): what the rows record, compare and store."""
+    low = batch.rules.chinese.middle_low[batch.hands.profile[batch.players.hand]]
+    if not low.any():
+        return values
+    return chinese.as_low_middle(values[:, 0, :], low)[:, None, :]
 
 
 def _family_pairs(

@@ -145,7 +145,7 @@ class Verdict:
 
 
 def rules_rule(h: HandCards) -> Verdict:
-    """A profile the run holds, of the hand's game, that this version audits."""
+    """A profile the run holds, of the hand's game."""
     failed = np.array([w is not None for w in h.profile_why], dtype=bool)
     return Verdict(failed, lambda i: str(h.profile_why[i]))
 

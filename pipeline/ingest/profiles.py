@@ -49,15 +49,6 @@ def resolve(table: pa.Table, book: RuleBook) -> Resolved:
         _by_name(named, has_name, game, book, profile, why)
     if book.tables and (~has_name).any():
         _by_table(table, ~has_name, game, book, profile)
-    for code in np.unique(profile):
-        unaudited = book.profiles[code].unaudited
-        if unaudited:
-            name = book.profiles[code].name
-            for i in np.flatnonzero(profile == code):
-                why[i] = why[i] or (
-                    f"rules: profile {name} sets {', '.join(unaudited)}, which this version "
-                    "does not audit yet"
-                )
     return Resolved(profile, why)
 
 

@@ -123,6 +123,20 @@ def three_card_classes() -> tuple[tuple[Category, TopRanks], ...]:
     return tuple(sorted(keys, key=lambda k: (int(k[0]), k[1])))
 
 
+# Values only Low in the Middle gives (house-rules.md 2.3), after the three-card ones: a
+# 5432A that is no straight there, as a high card or a flush.
+LOW_ONLY: tuple[ClassKey, ...] = (
+    (Category.high_card, (12, 3, 2, 1, 0)),
+    (Category.flush, (12, 3, 2, 1, 0)),
+)
+
+
+def low_only_values() -> tuple[int, int]:
+    """The values of high_card:A5432 and flush:A5432 (Low in the Middle alone)."""
+    first = FIVE_CARD_VALUES + len(three_card_classes())
+    return first, first + 1
+
+
 @memo.table
 def strength_of() -> dict[ClassKey, int]:
     """Map a class key to its strength."""
@@ -206,7 +220,7 @@ def _decoded() -> tuple[
     npt.NDArray[np.int8], npt.NDArray[np.int8], npt.NDArray[np.object_], npt.NDArray[np.object_]
 ]:
     five, three = all_classes(), three_card_classes()
-    classes = [*five, *((c, (*r, NO_VALUE, NO_VALUE)) for c, r in three)]
+    classes = [*five, *((c, (*r, NO_VALUE, NO_VALUE)) for c, r in three), *LOW_ONLY]
     category = np.array([int(c) for c, _ in classes] + [NO_VALUE], dtype=np.int8)
     ranks = np.array([r for _, r in classes] + [(NO_VALUE,) * 5], dtype=np.int8)
     text = np.array(
@@ -214,6 +228,7 @@ def _decoded() -> tuple[
         dtype=np.object_,
     )
     labels = [_label(c, r) for c, r in five] + [_top_label(c, r) for c, r in three]
+    labels += [_label(c, r) for c, r in LOW_ONLY]
     label = np.array([*labels, None], dtype=np.object_)
     return category, ranks, text, label
 
@@ -282,7 +297,7 @@ def _arrow_columns() -> tuple[pa.Array, pa.Array, pa.Array]:
     """Canonical text, label and category name of every value, as Arrow string columns."""
     _, _, text, label = _decoded()
     names = [c.name for c in Category]
-    categories = [names[c] for c, _ in (*all_classes(), *three_card_classes())]
+    categories = [names[c] for c, _ in (*all_classes(), *three_card_classes(), *LOW_ONLY)]
     return (
         pa.array(text[:-1].tolist(), pa.string()),
         pa.array(label[:-1].tolist(), pa.string()),

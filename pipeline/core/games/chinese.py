@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.core.evaluator import Category, Plays, category_of, ranks_of
-from pipeline.core.evaluator.values import parse_value
+from pipeline.core.evaluator.values import low_only_values, parse_value
 from pipeline.core.games.game import (
     BOTH_FOULED,
     BOTH_SURRENDER,
@@ -101,6 +101,7 @@ class ChineseRules:
     royalties: Ints  # (items, rows, ROYAL + 1): by category, then the royal flush
     natural_points: Ints  # (items, 1 + naturals): -1 where not paid
     naturals_sum: Flags  # both declare: A's points less B's (else the higher wins)
+    middle_low: Flags  # Low in the Middle (house-rules.md 2.3)
     home_run: Flags  # a scoop of everyone (3+ players) doubles those pairs' points
     wheel_second: Flags  # 5432A ranks just below the ace-high straight (flush)
 
@@ -119,6 +120,7 @@ def contract_rules() -> ChineseRules:
         royalties=table,
         natural_points=NATURAL_POINTS[None],
         naturals_sum=np.array([False]),
+        middle_low=np.array([False]),
         home_run=np.array([False]),
         wheel_second=np.array([False]),
     )
@@ -132,21 +134,25 @@ _SEED = {
 }
 
 
-def fouled(values: npt.NDArray[np.int16], keys: Ints | None = None) -> Flags:
+def fouled(
+    values: npt.NDArray[np.int16], keys: Ints | None = None, middle_low: Flags | None = None
+) -> Flags:
     """Per setting (players, 3 rows: top, middle, bottom values): whether it fouls.
 
     The middle against the bottom by value (by `keys`, `strength`'s, where given); the
     top against the middle by category, then its three ranks against the middle's first
-    three (equal is no foul).
+    three (equal is no foul). Where `middle_low` (Low in the Middle), the top against the
+    bottom so, and the middle takes no part.
     """
-    top, middle = values[:, 0], values[:, 1]
+    low = np.zeros(len(values), dtype=bool) if middle_low is None else middle_low
+    top, middle = values[:, 0], np.where(low, values[:, 2], values[:, 1])
     top_cat, mid_cat = category_of(top).astype(np.int64), category_of(middle).astype(np.int64)
     weight = np.array([169, 13, 1])
     top_ranks = (ranks_of(top)[:, :3].astype(np.int64) * weight).sum(axis=1)
     mid_ranks = (ranks_of(middle)[:, :3].astype(np.int64) * weight).sum(axis=1)
     top_over = (top_cat > mid_cat) | ((top_cat == mid_cat) & (top_ranks > mid_ranks))
     order = values if keys is None else keys
-    return top_over | (order[:, 1] > order[:, 2])
+    return top_over | (~low & (order[:, 1] > order[:, 2]))
 
 
 def royalties(values: npt.NDArray[np.int16], rules: ChineseRules, profile: Ints) -> Ints:
@@ -158,12 +164,40 @@ def royalties(values: npt.NDArray[np.int16], rules: ChineseRules, profile: Ints)
     return rules.royalties[profile[:, None], np.arange(values.shape[1])[None, :], column]
 
 
-def strength(values: npt.NDArray[np.int16], wheel_second: Flags) -> Ints:
-    """Values as keys that order them as a hand's profile does: where `wheel_second` (per
-    player), a 5432A straight or straight flush ranks just below the ace-high one."""
+def strength(values: npt.NDArray[np.int16], wheel_second: Flags, middle_low: Flags) -> Ints:
+    """Row values (players, rows) as keys that order them as a hand's profile does, the
+    higher key winning: where `wheel_second` (per player), a 5432A straight or straight
+    flush ranks just below the ace-high one; where `middle_low`, the lower middle wins."""
     keys = values.astype(np.int64) * 2
     if wheel_second.any():
         keys = np.where(wheel_second[:, None], _wheel_second()[values.astype(np.int64)], keys)
+    if middle_low.any():
+        low = -_low_keys()[values[:, 1].astype(np.int64)]
+        keys[:, 1] = np.where(middle_low, low, keys[:, 1])
+    return keys
+
+
+def as_low_middle(values: npt.NDArray[np.int16], middle_low: Flags) -> npt.NDArray[np.int16]:
+    """Row values (players, rows) with each `middle_low` player's middle valued as Low in
+    the Middle does (house-rules.md 2.3): a 5432A is no straight, but a high card or flush."""
+    if not middle_low.any():
+        return values
+    straight, straight_flush = parse_value(["straight:5432A", "straight_flush:5432A"])
+    high_card, flush = low_only_values()
+    middle = values[:, 1]
+    low = np.where(middle == straight, high_card, np.where(middle == straight_flush, flush, middle))
+    out = values.copy()
+    out[:, 1] = np.where(middle_low, low, middle)
+    return out
+
+
+@cache
+def _low_keys() -> Ints:
+    """Every value's key as Low in the Middle orders middles: a 5432A high card (flush)
+    just below A6432, the lowest ace-high one of its category."""
+    keys = np.arange(1 << 15, dtype=np.int64) * 2
+    for value, above in zip(low_only_values(), ("high_card:A6432", "flush:A6432"), strict=True):
+        keys[value] = 2 * int(parse_value([above])[0]) - 1
     return keys
 
 
