@@ -58,14 +58,37 @@ class Profile:
         """The value of `key` under this profile: its own, else the contract's."""
         if key in self.values:
             return self.values[key]
-        game = self.variant
-        contract = {
-            "boards": game.boards,
-            "row_points": [row.points for row in game.rows],
-            "home_run_bonus": game.home_run_bonus,
-            "floor_points": game.floor_points,
+        return contract_value(self.variant, key)
+
+    @property
+    def changes(self) -> dict[str, Any]:
+        """The values it sets that differ from the contract's (a table it gives counts
+        as a change: it replaces the contract's whole)."""
+        return {
+            key: value
+            for key, value in self.values.items()
+            if value != contract_value(self.variant, key, missing=object())
         }
-        return contract[key]
+
+
+def contract_value(game: Variant, key: str, missing: Any = None) -> Any:
+    """The contract's value of a profile's key for `game` (house-rules.md 2): `missing`
+    for a key that is a table or has no value there (`cap`)."""
+    scalars: dict[str, Any] = {
+        "boards": game.boards,
+        "row_points": [row.points for row in game.rows],
+        "home_run_bonus": game.home_run_bonus,
+        "floor_points": game.floor_points,
+        "scoring": "1-6",
+        "surrender": True,
+        "surrender_points": chinese.DEFAULT_SURRENDER_POINTS,
+        "naturals_between": "higher",
+        "home_run": False,
+        "wheel": "lowest",
+        "middle": "high",
+        "scoop_bonus": 3,
+    }
+    return scalars.get(key, missing)
 
 
 def standard_profiles() -> tuple[Profile, ...]:

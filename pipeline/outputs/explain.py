@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from pipeline.core.games import ROW_NAMES, VARIANTS
+from pipeline.core.games import CODES, ROW_NAMES, VARIANTS
+from pipeline.core.rules import Profile
 from pipeline.helpers.display import quoted, visible
 from pipeline.helpers.errors import AuditError
 from pipeline.outputs.text_table import text_table
@@ -43,7 +45,7 @@ def explain(db: Path, hand_id: str) -> str:
         hand = found[0]
         boards = [hand[f"board_{b + 1}"] for b in range(LAYOUT.boards)]
         sections = [
-            _heading(hand_id, hand, boards),
+            _heading(hand_id, hand, boards) + _rules(con, hand_id),
             _rows(con, hand_id) if any(boards) else _settings(con, hand_id),
             _pairs(con, hand_id, hand, any(boards)),
             _players(con, hand_id),
@@ -81,6 +83,28 @@ def _heading(hand_id: str, hand: dict[str, Any], boards: list[str | None]) -> st
         f"{hand['started_at']:%Y-%m-%d %H:%M:%S} UTC, from {visible(hand['source'])}"
         + (f"\n\n{shown}" if shown else "")
     )
+
+
+def _rules(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
+    """The house rules the hand was audited under (house-rules.md 3): its profile, and
+    the values in which it differs from the contract (`standard`). Empty for an audit
+    written before profiles were kept."""
+    try:
+        found = con.execute(
+            'SELECT h.rules, h.variant, r."values" FROM hands h LEFT JOIN rule_profiles r '
+            "ON r.name = h.rules AND r.game = h.variant WHERE h.hand_id = ?",
+            [hand_id],
+        ).fetchall()
+    except duckdb.Error:
+        return ""
+    if not found or found[0][0] is None:
+        return ""
+    name, game, values = found[0]
+    profile = Profile(name, CODES[game], json.loads(values) if values else {})
+    if not profile.changes:
+        return f"\nrules: {visible(name)} (the contract as written)"
+    lines = [f"{key} = {json.dumps(value)}" for key, value in profile.changes.items()]
+    return f"\nrules: {visible(name)}, which differs from standard in\n  " + "\n  ".join(lines)
 
 
 def _rows(con: duckdb.DuckDBPyConnection, hand_id: str) -> str:
