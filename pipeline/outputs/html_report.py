@@ -126,7 +126,8 @@ def _read(db: Path, worst: int) -> _Audit:
                 "GROUP BY 1 ORDER BY 2 DESC, 1"
             ).fetchall(),
             con.execute(
-                "SELECT h.table_id, count(*), count(*) FILTER (WHERE status = 'diverged'), "
+                "SELECT h.table_id, string_agg(DISTINCT h.rules, ', ' ORDER BY h.rules), "
+                "count(*), count(*) FILTER (WHERE status = 'diverged'), "
                 "(SELECT count(*) FROM divergences d WHERE d.table_id = h.table_id) "
                 "FROM hands h GROUP BY 1 ORDER BY 1"
             ).fetchall(),
@@ -199,7 +200,10 @@ def _divergences(audit: _Audit) -> str:
 {chart if by_check else "<p>No divergence.</p>"}
 {_table(["check", "divergences", "hands"], by_check) if by_check else ""}
 <h2>Divergences by table</h2>
-{_table(["table", "hands", "hands diverged", "divergences"], audit.by_table)}"""
+<p>Each table's hands were audited under the house rules named (house-rules.md;
+<code>standard</code>: the contract as written; <code>handaudit report rules</code> says
+which hands under which).</p>
+{_table(["table", "rules", "hands", "hands diverged", "divergences"], audit.by_table)}"""
 
 
 def _rake(rake: list[tuple[Any, ...]]) -> str:
