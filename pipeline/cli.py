@@ -350,10 +350,28 @@ def generate_command(
     fmt: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="jsonl, json or parquet.")
     ] = "jsonl",
-    variant: Annotated[str, typer.Option("--variant", metavar="GAME", help=_GAMES)] = "taiwanese",
+    variant: Annotated[
+        str | None, typer.Option("--variant", metavar="GAME", help=_GAMES + " (default taiwanese)")
+    ] = None,
     scoring: Annotated[
         str, typer.Option("--scoring", metavar="METHOD", help="chinese: 1-6 or 2-4.")
     ] = "1-6",
+    rules: Annotated[
+        Path | None,
+        typer.Option(
+            "--rules",
+            metavar="FILE",
+            help="A house-rules file: with --profile, deal and settle its profile's game by it.",
+        ),
+    ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            metavar="NAME",
+            help="The profile of --rules the tables are dealt by; their hands name it.",
+        ),
+    ] = None,
     bias: Annotated[
         str,
         typer.Option(
@@ -371,12 +389,13 @@ def generate_command(
 ) -> None:
     """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
     from pipeline.engine.table_cache import cached_tables
-    from pipeline.generate.run import generate
+    from pipeline.generate.run import generate, house_of
     from pipeline.generate.shuffle import dealer_for
     from pipeline.helpers.progress import Progress
 
     interrupts.speaks_of("interrupted: the history written so far is incomplete")
     with exit_codes("; the file may be incomplete"), cached_tables():
+        house = house_of(rules, profile, variant)
         result = generate(
             out,
             tables=tables,
@@ -386,9 +405,10 @@ def generate_command(
             fault_rate=faults,
             fmt=fmt,
             progress=Progress(),
-            variant=variant,
+            variant=house.game if house else variant or "taiwanese",
             scoring=scoring,
             dealer=dealer_for(bias, bias_share, bias_strength, seed),
+            house=house,
         )
     say(result.said(), err=True)
 

@@ -24,6 +24,7 @@ from pipeline.core.games.pairs import Pairs, pairs_of
 from pipeline.core.money import money_text
 from pipeline.core.showdown import showdown
 from pipeline.generate.faults import FAMILY_FAULTS
+from pipeline.generate.house import House
 from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
 from pipeline.generate.shuffle import FAVOURED_SEAT, Dealer
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
@@ -54,27 +55,40 @@ def simulate_chinese(
     fault_rate: float,
     scoring: str,
     dealer: Dealer | None = None,
+    house: House | None = None,
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
-    """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
+    """Hands in the order they are dealt (tables interleaved), each with the fault it
+    carries. `house`: the rules they are dealt by; a file's profile gives the method and
+    the surrender's points, which its hands then leave out (the contract: `scoring`, and
+    2 to 4 points a surrender, written in every hand)."""
     rng = np.random.default_rng(seed)
     dealer = dealer or Dealer()
+    house = house or House.contract(CHINESE)
     t = Tables.open(rng, n_tables, 0.0, prefix=CHINESE.table_prefix)
     surrender_points = rng.integers(2, 5, n_tables)
+    if house.named:
+        rules_of = house.chinese
+        scoring = "2-4" if rules_of.two_four[house.code] else "1-6"
+        surrender_points[:] = rules_of.surrender_points[house.code]
+    faults = FAULTS if _surrender_allowed(house) else (*FAULTS, "surrender")
     while (t.hand_no < hands_per_table).any():
         seat_changes(rng, t)
         dealt = _who_is_dealt(rng, t, hands_per_table)
         tables = np.flatnonzero(dealt.any(axis=1))
         fault = np.where(
-            rng.random(n_tables) < fault_rate, rng.integers(0, len(FAULTS), n_tables), -1
+            rng.random(n_tables) < fault_rate, rng.integers(0, len(faults), n_tables), -1
         )
         if tables.size == 0:
             continue
-        played = _play(rng, t, tables, dealt, scoring == "2-4", surrender_points, dealer)
+        played = _play(rng, t, tables, dealt, scoring == "2-4", surrender_points, dealer, house)
         for h, table in enumerate(tables.tolist()):
             t.hand_no[table] += 1
             t.clock[table] += int(rng.integers(30, 120))
             record = _record(t, table, played, h, scoring, int(surrender_points[table]))
-            yield record, (FAULTS[fault[table]] if fault[table] >= 0 else None)
+            if house.named:  # the profile's method and surrender points, left out
+                record = house.record() | record
+                del record["scoring"], record["surrender_points"]
+            yield record, (faults[fault[table]] if fault[table] >= 0 else None)
         t.stack[played.table_of, played.seat] = played.money.stack_end
         t.pending_add_on[played.table_of, played.seat] = 0
         t.timed_out[tables] = False
@@ -141,13 +155,19 @@ def settings_of(
     }
 
 
-def _declarations(rng: np.random.Generator, cards: npt.NDArray[np.int8]) -> tuple[Ints, Ints]:
-    """Naturals declared when the cards make one (the best of them), and a surrender now
-    and then."""
-    paid = rules.NATURAL_POINTS[1:]  # the contract's: -1 where it pays none
+def _surrender_allowed(house: House) -> bool:
+    return bool(house.chinese.surrender[house.code])
+
+
+def _declarations(
+    rng: np.random.Generator, cards: npt.NDArray[np.int8], house: House
+) -> tuple[Ints, Ints]:
+    """Naturals declared when the cards make one the house pays (the best paid of them),
+    and a surrender now and then where the house allows it."""
+    paid = house.chinese.natural_points[house.code, 1:]  # -1 where it pays none
     points = np.where(rules.naturals_made(cards)[:, 1:], paid, -1)
     best = np.where(points.max(axis=1) >= 0, np.argmax(points, axis=1) + 1, 0)
-    surrender = rng.random(len(cards)) < 0.04
+    surrender = (rng.random(len(cards)) < 0.04) & _surrender_allowed(house)
     declared = np.where(best > 0, rules.NATURAL, np.where(surrender, rules.SURRENDER, rules.PLAY))
     return declared.astype(np.int64), np.where(best > 0, best, 0).astype(np.int64)
 
@@ -160,6 +180,7 @@ def _play(
     two_four: bool,
     surrender_points: Ints,
     dealer: Dealer,
+    house: House,
 ) -> _Hands:
     table_of, seat = np.nonzero(dealt)
     hand_of = np.searchsorted(tables, table_of)
@@ -171,25 +192,29 @@ def _play(
     slot = np.cumsum(dealt[tables], axis=1)[hand_of, seat] - 1  # the player's place at the table
     cards = np.stack([deck[hand_of, slot * 13 + k] for k in range(13)], axis=1)
     setting = settings_of(rng, cards)
-    values = values_of(setting)
-    fouled = rules.fouled(values)
-    contract, profile = rules.contract_rules(), np.zeros(len(seat), np.int64)
-    royalty = rules.royalties(values, contract, profile)
-    declared, natural = _declarations(rng, np.concatenate(list(setting.values()), axis=1))
+    house_rules, profile = house.chinese, house.profile(len(seat))
+    low = house_rules.middle_low[profile]
+    values = rules.as_low_middle(values_of(setting), low)
+    keys = rules.strength(values, house_rules.wheel_second[profile], low)
+    fouled = rules.fouled(values, keys, low)
+    royalty = rules.royalties(values, house_rules, profile)
+    royalty[:, 1] = np.where(low, 0, royalty[:, 1])
+    cards = np.concatenate(list(setting.values()), axis=1)
+    declared, natural = _declarations(rng, cards, house)
     a, b = pairs_of(hand_of, seat + 1)
     hand = hand_of[a]
     scored = rules.pair_points(
         a,
         b,
-        values,
+        keys,
         fouled,
         royalty,
         declared,
-        np.where(declared == rules.NATURAL, rules.NATURAL_POINTS[natural], 0),
+        np.where(declared == rules.NATURAL, house_rules.natural_points[profile, natural], 0),
         np.full(len(a), two_four),
         surrender_points[tables][hand],
-        contract.naturals_sum[profile[a]],
-        contract.home_run[profile[a]],
+        house_rules.naturals_sum[profile[a]],
+        house_rules.home_run[profile[a]],
     )
     pairs = Pairs(hand, a, b, scored.points, scored.home_run, scored.decision)
     return _Hands(

@@ -133,7 +133,7 @@ def _continuity(rng: Rng, hand: Hand, p: Hand) -> bool:
 def _joker(rng: Rng, hand: Hand, p: Hand) -> bool:
     """A joker on a board, or in a hand of a game without jokers or boards."""
     if hand.get("boards"):
-        hand["boards"][1][0] = "JK"
+        hand["boards"][-1][0] = "JK"
     else:
         p["top"][0] = "JK"
     return True
@@ -150,6 +150,15 @@ def _natural(rng: Rng, hand: Hand, p: Hand) -> bool:
     if p.get("declare") == "natural" or len({c[1] for c in p["cards"]}) == 1:
         return False
     p["declare"], p["natural"] = "natural", "pure_dragon"
+    return True
+
+
+def _surrender(rng: Rng, hand: Hand, p: Hand) -> bool:
+    """A surrender at a table whose house rules allow none (house-rules.md 2.2): the
+    record keeps what the player's setting was paid."""
+    if p.get("declare"):
+        return False
+    p["declare"] = "surrender"
     return True
 
 
@@ -200,6 +209,7 @@ _SPOILERS: dict[str, Callable[[Rng, Hand, Hand], bool]] = {
     "royalty": _royalty,
     "foul": _field("player", lambda p: {"fouled": not p["fouled"]}),
     "natural": _natural,
+    "surrender": _surrender,
     "placement": _placement,
     "fantasyland": _field("player", lambda p: {"fantasyland_next": not p["fantasyland_next"]}),
     "setting": _setting,

@@ -25,6 +25,7 @@ from pipeline.core.games.pairs import Pairs, pairs_of
 from pipeline.core.money import money_text
 from pipeline.generate.chinese import settings_of, values_of
 from pipeline.generate.faults import FAMILY_FAULTS
+from pipeline.generate.house import House
 from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
 from pipeline.generate.shuffle import FAVOURED_SEAT, Dealer
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
@@ -65,10 +66,16 @@ def simulate_open_face(
     fault_rate: float,
     game: Variant,
     dealer: Dealer | None = None,
+    house: House | None = None,
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
-    """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
+    """Hands in the order they are dealt (tables interleaved), each with the fault it
+    carries; `house`: the rules they are dealt by (the contract by default)."""
     rng = np.random.default_rng(seed)
     dealer = dealer or Dealer()
+    house = house or House.contract(game)
+    # A deck holds 52 cards: with Fantasyland deals of more than 13, at most three play.
+    most_cards = int(house.open_face.fantasyland_dealt[1][house.code])
+    most = game.max_players if most_cards * game.max_players <= 52 else 52 // most_cards
     t = Tables.open(rng, n_tables, 0.0, prefix=game.table_prefix)
     plays_fantasyland = rng.random(n_tables) < 0.85
     state = _Fantasyland(np.zeros(t.stack.shape, np.int64), np.zeros(t.stack.shape, bool))
@@ -81,7 +88,7 @@ def simulate_open_face(
             (t.occupied, t.stack, t.serial, t.pending_add_on), before, strict=True
         ):
             now[kept] = then[kept]
-        dealt = _who_is_dealt(rng, t, hands_per_table, game.max_players, kept)
+        dealt = _who_is_dealt(rng, t, hands_per_table, most, kept)
         # Fantasyland is the player's: a seat's new player, or an empty seat, has none.
         moved = (t.serial != before[2]) | ~t.occupied
         state.cards[moved] = 0
@@ -91,11 +98,13 @@ def simulate_open_face(
         fault = np.where(rng.random(n_tables) < fault_rate, drawn, -1)
         if tables.size == 0:
             continue
-        played = _play(rng, t, tables, dealt, game, state, dealer)
+        played = _play(rng, t, tables, dealt, game, state, dealer, house)
         for h, table in enumerate(tables.tolist()):
             t.hand_no[table] += 1
             t.clock[table] += int(rng.integers(30, 120))
-            record = _record(t, table, played, h, game, bool(plays_fantasyland[table]))
+            record = house.record() | _record(
+                t, table, played, h, game, bool(plays_fantasyland[table])
+            )
             yield record, (FAULTS[fault[table]] if fault[table] >= 0 else None)
         _after(t, played, state, plays_fantasyland)
 
@@ -161,6 +170,7 @@ def _play(
     game: Variant,
     fl: _Fantasyland,
     dealer: Dealer,
+    house: House,
 ) -> _Hands:
     rule = _streets(game)
     table_of, seat = np.nonzero(dealt)
@@ -180,7 +190,7 @@ def _play(
     setting = settings_of(rng, kept, fantasyland=True)
     values = values_of(setting)
     fouled = closed.fouled(values)
-    contract, profile = rules.contract_rules(game), np.zeros(len(seat), np.int64)
+    contract, profile = house.open_face, house.profile(len(seat))
     royalty = rules.royalties(values, contract, profile)
     a, b = pairs_of(hand_of, seat + 1)
     scored = rules.pair_points(a, b, values, fouled, royalty, contract, profile[a])

@@ -12,18 +12,21 @@ import numpy as np
 
 from pipeline.core.games import TAIWANESE_JOKERS, VARIANTS, Family
 from pipeline.core.games.chinese import SCORING
+from pipeline.core.rules import STANDARD
 from pipeline.generate.chinese import simulate_chinese
 from pipeline.generate.faults import FaultBook
+from pipeline.generate.house import House
 from pipeline.generate.open_face import simulate_open_face
 from pipeline.generate.shuffle import Dealer
 from pipeline.generate.sink import FORMATS, Sink
 from pipeline.generate.taiwanese import simulate_taiwanese
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
+from pipeline.ingest.house_rules import read_rules
 from pipeline.ingest.sources import fault_list_of
 from pipeline.storage.files import STDOUT, checked_target
 
-__all__ = ["FORMATS", "Generated", "generate"]
+__all__ = ["FORMATS", "Generated", "generate", "house_of"]
 
 
 @dataclass(frozen=True)
@@ -53,17 +56,20 @@ def generate(
     variant: str = "taiwanese",
     scoring: str = "1-6",
     dealer: Dealer | None = None,
+    house: House | None = None,
 ) -> Generated:
     """Write `tables` x `hands` hands to `out` (and its fault list beside it, NAME.faults.json,
     when faults are asked).
 
     `variant` "taiwanese" deals Taiwanese and Taiwanese Jokers tables (`jokers` of them
     with jokers); "chinese" deals closed Chinese tables scored by `scoring`. `dealer`
-    shuffles, fairly unless it is given a bias (`shuffle.py`).
+    shuffles, fairly unless it is given a bias (`shuffle.py`). `house`: a rules file's
+    profile the tables are dealt and settled by, which their hands name (`variant` is
+    its game's).
     """
     games = ", ".join(name for name in VARIANTS if name != TAIWANESE_JOKERS.name)
-    game = VARIANTS.get(variant)
-    if game is None or game is TAIWANESE_JOKERS:
+    game = VARIANTS[house.game] if house is not None else VARIANTS.get(variant)
+    if game is None or (house is None and game is TAIWANESE_JOKERS):
         raise AuditError(f"--variant is one of {games}, not {variant!r}.")
     if scoring not in SCORING:
         raise AuditError(f"--scoring is one of {', '.join(SCORING)}, not {scoring!r}.")
@@ -76,11 +82,13 @@ def generate(
     unstorable = {"unreadable", "schema"} if fmt == "parquet" else set()
     try:
         if game.family is Family.chinese:
-            hands_dealt = simulate_chinese(seed, tables, hands, fault_rate, scoring, dealer)
+            hands_dealt = simulate_chinese(seed, tables, hands, fault_rate, scoring, dealer, house)
         elif game.open_face:
-            hands_dealt = simulate_open_face(seed, tables, hands, fault_rate, game, dealer)
+            hands_dealt = simulate_open_face(seed, tables, hands, fault_rate, game, dealer, house)
         else:
-            hands_dealt = simulate_taiwanese(seed, tables, hands, jokers, fault_rate, dealer)
+            if house is not None:  # the profile's game: with jokers or without
+                jokers = 1.0 if house.game == TAIWANESE_JOKERS.name else 0.0
+            hands_dealt = simulate_taiwanese(seed, tables, hands, jokers, fault_rate, dealer, house)
         for hand, fault in hands_dealt:
             for line in book.lines(hand, None if fault in unstorable else fault):
                 sink.write(line)
@@ -98,6 +106,25 @@ def generate(
         faults_path = fault_list_of(out)
         faults_path.write_text(json.dumps([f.as_json() for f in book.listed], indent=1) + "\n")
     return Generated(written, lines, len(book.listed), out, faults_path)
+
+
+def house_of(rules: Path | None, profile: str | None, variant: str | None) -> House | None:
+    """The profile of a rules file that `generate --rules FILE --profile NAME` deals by."""
+    if rules is None and profile is None:
+        return None
+    if rules is None or profile is None:
+        raise AuditError("--rules and --profile go together: the file, and which of its profiles.")
+    book = read_rules(rules)
+    code = next((c for c, p in enumerate(book.profiles) if p.name == profile), None)
+    if code is None or profile == STANDARD:
+        names = ", ".join(p.name for p in book.house) or "none"
+        raise AuditError(
+            f"The rules file {rules} has no profile {profile!r} (its profiles: {names})."
+        )
+    house = House(book, code, named=True)
+    if variant is not None and variant != house.game:
+        raise AuditError(f"Profile {profile} deals {house.game}, not --variant {variant}.")
+    return house
 
 
 def _may_write(out: Path) -> None:

@@ -41,10 +41,18 @@ class Tables:
     timed_out: npt.NDArray[np.bool_]  # (tables, seats) in the table's last hand
     hand_no: Ints
     clock: Ints  # seconds since the epoch
+    floor_points: int = GAME.floor_points  # the table's floor, as its house rules have it
+    cover_points: int = GAME.cover_points  # what a dealt player covers per opponent
 
     @classmethod
     def open(
-        cls, rng: np.random.Generator, n: int, joker_share: float, prefix: str = "G"
+        cls,
+        rng: np.random.Generator,
+        n: int,
+        joker_share: float,
+        prefix: str = "G",
+        floor_points: int = GAME.floor_points,
+        cover_points: int = GAME.cover_points,
     ) -> Tables:
         point_value = rng.choice(POINT_VALUES, n)
         occupied = rng.random((n, SEATS)) < 0.8
@@ -57,11 +65,13 @@ class Tables:
             jokers=rng.random(n) < joker_share,
             occupied=occupied,
             serial=np.zeros((n, SEATS), np.int64),
-            stack=np.where(occupied, buy_in(rng, point_value, (n, SEATS)), 0),
+            stack=np.where(occupied, buy_in(rng, point_value, (n, SEATS), floor_points), 0),
             pending_add_on=np.zeros((n, SEATS), np.int64),
             timed_out=np.zeros((n, SEATS), bool),
             hand_no=np.zeros(n, np.int64),
             clock=1_795_000_000 + rng.integers(0, 30 * 86400, n),
+            floor_points=floor_points,
+            cover_points=cover_points,
         )
 
     def settle(
@@ -88,15 +98,17 @@ class Tables:
         return base if serial == 0 else f"{base}-{serial}"
 
 
-def buy_in(rng: np.random.Generator, point_value: Ints, shape: tuple[int, ...]) -> Ints:
-    """A buy-in of 60 to 300 points, in whole cents."""
+def buy_in(
+    rng: np.random.Generator, point_value: Ints, shape: tuple[int, ...], floor_points: int
+) -> Ints:
+    """A buy-in of the floor (60 points) to 300 points, in whole cents."""
     pv = np.broadcast_to(point_value[:, None] if len(shape) == 2 else point_value, shape)
-    return (rng.integers(GAME.floor_points, 300, shape) * pv).astype(np.int64)
+    return (rng.integers(floor_points, 300, shape) * pv).astype(np.int64)
 
 
 def seat_changes(rng: np.random.Generator, t: Tables) -> None:
     """Players leave (busted players more often), new ones sit down, short ones top up."""
-    floor = GAME.floor_points * t.point_value[:, None]
+    floor = t.floor_points * t.point_value[:, None]
     below = t.occupied & (t.stack < floor)
     leave = t.occupied & (
         (rng.random(t.stack.shape) < 0.02) | (below & (rng.random(t.stack.shape) < 0.3))
@@ -108,11 +120,11 @@ def seat_changes(rng: np.random.Generator, t: Tables) -> None:
     arrive = ~t.occupied & (rng.random(t.stack.shape) < 0.25)
     t.serial[arrive] += 1
     t.occupied |= arrive
-    t.stack = np.where(arrive, buy_in(rng, t.point_value, t.stack.shape), t.stack)
+    t.stack = np.where(arrive, buy_in(rng, t.point_value, t.stack.shape, t.floor_points), t.stack)
     # Short players top up to between 60 and 200 points now and then.
     below = t.occupied & (t.stack < floor)
     top_up = below & (rng.random(t.stack.shape) < 0.5)
-    target = rng.integers(GAME.floor_points, 200, t.stack.shape) * t.point_value[:, None]
+    target = rng.integers(t.floor_points, 200, t.stack.shape) * t.point_value[:, None]
     add = np.where(top_up, target - t.stack, 0)
     t.stack += add
     t.pending_add_on += add
@@ -136,11 +148,13 @@ def seat_two(t: Tables, idle: Flags) -> None:
         t.pending_add_on[:, seat] += add
 
 
-def largest_group(stack: Ints, candidate: npt.NDArray[np.bool_], point_value: Ints) -> Ints:
+def largest_group(
+    stack: Ints, candidate: npt.NDArray[np.bool_], point_value: Ints, cover_points: int
+) -> Ints:
     """Per table, the largest k (at most 6) such that k candidates can cover k players."""
     k_best = np.zeros(len(stack), np.int64)
     for k in range(GAME.min_players, GAME.max_players + 1):
-        need = GAME.cover_points * (k - 1) * point_value[:, None]
+        need = cover_points * (k - 1) * point_value[:, None]
         able = (candidate & (stack >= need)).sum(axis=1)
         k_best = np.where(able >= k, k, k_best)
     return k_best

@@ -19,10 +19,11 @@ from pipeline.core.cards import format_cards
 from pipeline.core.evaluator import value_text
 from pipeline.core.games import TAIWANESE_JOKERS as GAME
 from pipeline.core.games.pairs import player_points
-from pipeline.core.games.taiwanese import HandRules, pair_points
+from pipeline.core.games.taiwanese import pair_points
 from pipeline.core.money import money_text
 from pipeline.core.showdown import showdown
 from pipeline.generate import faults
+from pipeline.generate.house import House
 from pipeline.generate.records import Step, hand_head, result, seat_head, settlements
 from pipeline.generate.shuffle import Dealer
 from pipeline.generate.tables import (
@@ -61,6 +62,7 @@ class _Played(Step):
     values: npt.NDArray[np.object_]  # value texts, (players, boards, rows)
     substitutes: npt.NDArray[np.object_]  # joker substitutes, (players, boards, rows, 2)
     stack_start: Ints
+    house: House  # the rules the tables are dealt by
 
 
 def simulate_taiwanese(
@@ -70,17 +72,22 @@ def simulate_taiwanese(
     joker_share: float,
     fault_rate: float,
     dealer: Dealer | None = None,
+    house: House | None = None,
 ) -> Iterator[tuple[dict[str, Any], str | None]]:
-    """Hands in the order they are dealt (tables interleaved), each with the fault it carries."""
+    """Hands in the order they are dealt (tables interleaved), each with the fault it
+    carries; `house`: the rules they are dealt by (the contract by default)."""
     rng = np.random.default_rng(seed)
-    t = Tables.open(rng, n_tables, joker_share, prefix=GAME.table_prefix)
+    house = house or House.contract(GAME)
+    t = Tables.open(
+        rng, n_tables, joker_share, GAME.table_prefix, house.floor_points, house.cover_points
+    )
     state = _Dealing(np.zeros(n_tables, np.int64), np.full(n_tables, -1, np.int64))
     while (t.hand_no < hands_per_table).any():
         dealt, away, fault = _who_is_dealt(rng, t, state, hands_per_table, fault_rate)
         tables = np.flatnonzero(dealt.any(axis=1))  # the tables able to deal
         if tables.size == 0:
             continue
-        played = _play(rng, t, tables, dealt, away, dealer)
+        played = _play(rng, t, tables, dealt, away, dealer, house)
         for h, table in enumerate(tables.tolist()):
             t.hand_no[table] += 1
             t.clock[table] += int(rng.integers(20, 90))
@@ -100,10 +107,10 @@ def _who_is_dealt(
     """Seats change, then each table deals its largest group that can cover (or, with a
     dealing fault, one player more or fewer); the fault drawn for each table."""
     seat_changes(rng, t)
-    floor = GAME.floor_points * t.point_value[:, None]
+    floor = t.floor_points * t.point_value[:, None]
     away = t.occupied & (rng.random(t.stack.shape) < 0.03)
     candidate = t.occupied & ~t.timed_out & ~away & (t.stack >= floor)
-    k = largest_group(t.stack, candidate, t.point_value)
+    k = largest_group(t.stack, candidate, t.point_value, t.cover_points)
     active = (k >= GAME.min_players) & (t.hand_no < hands_per_table)
     state.idle = np.where(active, 0, state.idle + 1)
     stuck = state.idle > 50
@@ -137,6 +144,7 @@ def _play(
     dealt: Flags,
     away: Flags,
     dealer: Dealer | None,
+    house: House,
 ) -> _Played:
     """Deal the cards, set them, and settle every hand by the project's own engine."""
     boards, cards = deal(rng, t.jokers, dealer)
@@ -145,7 +153,7 @@ def _play(
     hand_of = np.searchsorted(tables, table_of)
     setting = {name: row[table_of, seat] for name, row in zip(GAME.row_names, rows, strict=True)}
     shown = showdown(GAME, boards[tables], setting, hand_of)
-    pairs = pair_points(shown.value, hand_of, seat + 1, HandRules.of(GAME, len(tables)))
+    pairs = pair_points(shown.value, hand_of, seat + 1, house.hand_rules(len(tables)))
     stack_start, money = t.settle(tables, pairs, hand_of, seat)
     return _Played(
         tables=tables,
@@ -163,6 +171,7 @@ def _play(
         money=money,
         stack_start=stack_start,
         timed_out=rng.random(len(seat)) < 0.03,
+        house=house,
     )
 
 
@@ -172,12 +181,12 @@ def _dealing_faults(
     """Deal in (or leave out) one player at the tables drawn for a dealing fault."""
     dealt = dealt.copy()
     fault = fault.copy()
-    floor = GAME.floor_points * t.point_value
+    floor = t.floor_points * t.point_value
     for table in np.flatnonzero(fault >= len(faults.RECORD_FAULTS)):
         kind = FAULTS[fault[table]]
         n = int(dealt[table].sum())
         others = t.occupied[table] & ~dealt[table]
-        need = GAME.cover_points * n * t.point_value[table]  # to cover one more opponent
+        need = t.cover_points * n * t.point_value[table]  # to cover one more opponent
         if kind == "cover":
             pick = (
                 others
@@ -207,10 +216,14 @@ def _record(t: Tables, table: int, played: _Played, h: int) -> dict[str, Any]:
     """The hand record of hand `h` of a step, dealt at `table`, as hand-history.md has it."""
     players = played.players(h)
     variant = "taiwanese_jokers" if t.jokers[table] else "taiwanese"
-    record = hand_head(t, table, variant) | {
-        "boards": played.boards[table].tolist(),
-        "players": [_player(t, table, played, i) for i in players],
-    }
+    record = (
+        hand_head(t, table, variant)
+        | played.house.record()
+        | {
+            "boards": played.boards[table][: played.house.boards].tolist(),
+            "players": [_player(t, table, played, i) for i in players],
+        }
+    )
     sitting = _sitting_out(t, table, played)
     if sitting:
         record["sitting_out"] = sitting
@@ -228,7 +241,7 @@ def _player(t: Tables, table: int, played: _Played, i: int) -> dict[str, Any]:
             "value": str(played.values[i, b, r]),
             "joker_as": [c for c in played.substitutes[i, b, r].tolist() if c] or None,
         }
-        for b in range(GAME.boards)
+        for b in range(played.house.boards)
         for r, name in enumerate(GAME.row_names)
     ]
     player = seat_head(t, table, int(played.seat[i]), int(played.stack_start[i]))
