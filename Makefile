@@ -16,14 +16,17 @@ install: $(STAMP)
 
 # Audit the bundled sample, as two days of exports, into the standing ledger
 # ./audit/audit.duckdb (exit 1 means findings: expected here).
+HOUSE = fixtures/examples/house-rules/house.toml
+
 demo: $(STAMP)
 	@rm -f audit/audit.duckdb
 	@$(BIN)/python scripts/demo_days.py audit/days
 	@echo
-	@echo "Day 1 (handaudit verify audit/days/day-1.jsonl.gz --append --out audit):"
-	@$(BIN)/handaudit verify audit/days/day-1.jsonl.gz --append --out audit || test $$? -eq 1
+	@echo "Day 1 (handaudit verify audit/days/day-1.jsonl.gz --append --rules $(HOUSE) --out audit):"
+	@$(BIN)/handaudit verify audit/days/day-1.jsonl.gz --append --rules $(HOUSE) --out audit \
+		|| test $$? -eq 1
 	@echo
-	@echo "Day 2, appended (handaudit verify audit/days/day-2.jsonl.gz --append --out audit):"
+	@echo "Day 2, appended under the rules the audit holds (handaudit verify audit/days/day-2.jsonl.gz --append --out audit):"
 	@$(BIN)/handaudit verify audit/days/day-2.jsonl.gz --append --out audit || test $$? -eq 1
 	@echo
 	@echo "Day 2 again: a file already audited is skipped, the audit unchanged:"
@@ -46,6 +49,12 @@ demo: $(STAMP)
 	@echo
 	@echo "An open-face hand, in Fantasyland (handaudit explain P111008-000016):"
 	@$(BIN)/handaudit explain P111008-000016 --db audit/audit.duckdb
+	@echo
+	@echo "Which house rules each table was audited under (handaudit report rules):"
+	@$(BIN)/handaudit report rules --db audit/audit.duckdb --variant taiwanese_jokers
+	@echo
+	@echo "A hand of a table dealt by house rules (handaudit explain JD-T7003000-000005):"
+	@$(BIN)/handaudit explain JD-T7003000-000005 --db audit/audit.duckdb
 	@echo
 	@echo "Was the deal fair? (handaudit report fairness --variant taiwanese_jokers):"
 	@$(BIN)/handaudit report fairness --db audit/audit.duckdb --variant taiwanese_jokers \

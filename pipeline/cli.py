@@ -255,31 +255,7 @@ def _verify(
 
     book = read_rules(rules) if rules is not None else None  # before anything is read
 
-    if engine is Engine.spark and workers is not None:
-        raise AuditError(
-            "--workers sets the local engine's threads; Spark runs a task per core of its "
-            "cluster (--master local[N] on this machine: N cores)."
-        )
-    if engine is Engine.local and master is not None:
-        raise AuditError("--master names Spark's master: give it with --engine spark.")
-    if parquet and append:
-        raise AuditError(
-            "--parquet is not written by --append (it would rewrite every table of the "
-            "ledger each day): export the tables from audit.duckdb with DuckDB's COPY, or "
-            "run a plain verify with --parquet."
-        )
-    if append and replace:
-        raise AuditError("--append adds to the audit and --replace replaces it: give one.")
-    if engine is Engine.spark and append:
-        raise AuditError(
-            "--append is not supported with --engine spark yet: append with the local "
-            "engine, or audit every input again with Spark into a new --out."
-        )
-    if engine is Engine.spark and book is not None:
-        raise AuditError(
-            "--rules is not supported with --engine spark yet: audit house rules with the "
-            "local engine."
-        )
+    _options_agree(engine, workers, master, parquet, append, replace, book is not None)
     if engine is Engine.spark:
         from pipeline.spark.session import require_spark
 
@@ -307,6 +283,43 @@ def _verify(
     )
 
 
+def _options_agree(
+    engine: Engine,
+    workers: int | None,
+    master: str | None,
+    parquet: bool,
+    append: bool,
+    replace: bool,
+    rules: bool,
+) -> None:
+    """verify's options that cannot go together, refused in a sentence before any work."""
+    if engine is Engine.spark and workers is not None:
+        raise AuditError(
+            "--workers sets the local engine's threads; Spark runs a task per core of its "
+            "cluster (--master local[N] on this machine: N cores)."
+        )
+    if engine is Engine.local and master is not None:
+        raise AuditError("--master names Spark's master: give it with --engine spark.")
+    if parquet and append:
+        raise AuditError(
+            "--parquet is not written by --append (it would rewrite every table of the "
+            "ledger each day): export the tables from audit.duckdb with DuckDB's COPY, or "
+            "run a plain verify with --parquet."
+        )
+    if append and replace:
+        raise AuditError("--append adds to the audit and --replace replaces it: give one.")
+    if engine is Engine.spark and append:
+        raise AuditError(
+            "--append is not supported with --engine spark yet: append with the local "
+            "engine, or audit every input again with Spark into a new --out."
+        )
+    if engine is Engine.spark and rules:
+        raise AuditError(
+            "--rules is not supported with --engine spark yet: audit house rules with the "
+            "local engine."
+        )
+
+
 @command("explain", cls=_Command)
 def explain_command(
     hand_id: Annotated[str, typer.Argument(metavar="HAND_ID", help="The hand to explain.")],
@@ -330,6 +343,33 @@ _GAMES = (
 def _share(flag: str, text: str, metavar: str = "SHARE") -> Any:
     """An option that takes a share, from 0 to 1."""
     return typer.Option(flag, metavar=metavar, min=0.0, max=1.0, help=text)
+
+
+DealtRules = Annotated[
+    Path | None,
+    typer.Option(
+        "--rules",
+        metavar="FILE",
+        help="A house-rules file: with --profile, deal and settle its profile's game by it.",
+    ),
+]
+DealtProfile = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        metavar="NAME",
+        help="The profile of --rules the tables are dealt by; their hands name it.",
+    ),
+]
+Bias = Annotated[
+    str,
+    typer.Option(
+        "--bias",
+        metavar="KIND",
+        help="Deal unfairly, for the fairness report to catch: suit (seat 1 favoured "
+        "with hearts) or naive (the swap-with-any-position shuffle).",
+    ),
+]
 
 
 @command("generate", cls=_Command)
@@ -356,31 +396,9 @@ def generate_command(
     scoring: Annotated[
         str, typer.Option("--scoring", metavar="METHOD", help="chinese: 1-6 or 2-4.")
     ] = "1-6",
-    rules: Annotated[
-        Path | None,
-        typer.Option(
-            "--rules",
-            metavar="FILE",
-            help="A house-rules file: with --profile, deal and settle its profile's game by it.",
-        ),
-    ] = None,
-    profile: Annotated[
-        str | None,
-        typer.Option(
-            "--profile",
-            metavar="NAME",
-            help="The profile of --rules the tables are dealt by; their hands name it.",
-        ),
-    ] = None,
-    bias: Annotated[
-        str,
-        typer.Option(
-            "--bias",
-            metavar="KIND",
-            help="Deal unfairly, for the fairness report to catch: suit (seat 1 favoured "
-            "with hearts) or naive (the swap-with-any-position shuffle).",
-        ),
-    ] = "fair",
+    rules: DealtRules = None,
+    profile: DealtProfile = None,
+    bias: Bias = "fair",
     bias_share: Annotated[float, _share("--bias-share", "Share of hands biased.")] = 1.0,
     bias_strength: Annotated[
         float,

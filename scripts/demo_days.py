@@ -1,7 +1,9 @@
 """Split the bundled sample into two days of exports, as an operator's arrive (`make demo`).
 
-The Taiwanese and closed Chinese sample tables and the open-face tables of the family
-examples: each table's hands up to the middle of its hand numbers are day 1, the rest
+The Taiwanese and closed Chinese sample tables, the open-face tables of the family
+examples, and one table of the house-rules examples dealt by a house profile
+(`jokers_deep`, audited with `--rules fixtures/examples/house-rules/house.toml`): each
+table's hands up to the middle of its hand numbers are day 1, the rest
 day 2, so every table runs across the boundary. A line that cannot be read goes with
 the line before it.
 
@@ -20,8 +22,10 @@ SOURCES = (
     ROOT / "fixtures" / "sample" / "jsonl" / "hands.jsonl.gz",
     ROOT / "fixtures" / "sample" / "chinese" / "hands.jsonl.gz",
     ROOT / "fixtures" / "examples" / "family" / "clean" / "hands.jsonl",
+    ROOT / "fixtures" / "examples" / "house-rules" / "jokers_deep" / "hands.jsonl",
 )
 OPEN_FACE = ("ofc", "pineapple_ofc")
+HOUSE_TABLE = "JD-T7003000"  # mapped to jokers_deep by its [[tables]] entry
 
 
 def _read(path: Path) -> list[str]:
@@ -40,11 +44,13 @@ def _record(line: str) -> dict[str, object] | None:
 def main(out: Path) -> None:
     lines: list[tuple[str, dict[str, object] | None]] = []
     for path in SOURCES:
-        family = "examples" in path.parts
+        family, house = "family" in path.parts, "house-rules" in path.parts
         for line in _read(path):
             record = _record(line)
             if family and (record is None or record.get("variant") not in OPEN_FACE):
                 continue  # the examples' open-face tables alone
+            if house and (record is None or record.get("table_id") != HOUSE_TABLE):
+                continue
             lines.append((line, record))
     last: dict[object, int] = {}
     for _, record in lines:

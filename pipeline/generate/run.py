@@ -5,12 +5,14 @@ they go (`sink.py`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from pipeline.core.games import TAIWANESE_JOKERS, VARIANTS, Family
+from pipeline.core.games import TAIWANESE_JOKERS, VARIANTS, Family, Variant
 from pipeline.core.games.chinese import SCORING
 from pipeline.core.rules import STANDARD
 from pipeline.generate.chinese import simulate_chinese
@@ -81,14 +83,9 @@ def generate(
     # Typed Parquet cannot hold a cut line or a seat written as a word.
     unstorable = {"unreadable", "schema"} if fmt == "parquet" else set()
     try:
-        if game.family is Family.chinese:
-            hands_dealt = simulate_chinese(seed, tables, hands, fault_rate, scoring, dealer, house)
-        elif game.open_face:
-            hands_dealt = simulate_open_face(seed, tables, hands, fault_rate, game, dealer, house)
-        else:
-            if house is not None:  # the profile's game: with jokers or without
-                jokers = 1.0 if house.game == TAIWANESE_JOKERS.name else 0.0
-            hands_dealt = simulate_taiwanese(seed, tables, hands, jokers, fault_rate, dealer, house)
+        hands_dealt = _simulated(
+            game, seed, tables, hands, jokers, fault_rate, scoring, dealer, house
+        )
         for hand, fault in hands_dealt:
             for line in book.lines(hand, None if fault in unstorable else fault):
                 sink.write(line)
@@ -106,6 +103,27 @@ def generate(
         faults_path = fault_list_of(out)
         faults_path.write_text(json.dumps([f.as_json() for f in book.listed], indent=1) + "\n")
     return Generated(written, lines, len(book.listed), out, faults_path)
+
+
+def _simulated(
+    game: Variant,
+    seed: int,
+    tables: int,
+    hands: int,
+    jokers: float,
+    fault_rate: float,
+    scoring: str,
+    dealer: Dealer | None,
+    house: House | None,
+) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """The hands of `game`'s simulator, each with the fault it carries."""
+    if game.family is Family.chinese:
+        return simulate_chinese(seed, tables, hands, fault_rate, scoring, dealer, house)
+    if game.open_face:
+        return simulate_open_face(seed, tables, hands, fault_rate, game, dealer, house)
+    if house is not None:  # the profile's game: every table with jokers, or none
+        jokers = 1.0 if game.jokers else 0.0
+    return simulate_taiwanese(seed, tables, hands, jokers, fault_rate, dealer, house)
 
 
 def house_of(rules: Path | None, profile: str | None, variant: str | None) -> House | None:

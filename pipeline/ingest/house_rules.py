@@ -127,12 +127,18 @@ class OpenFaceRules(_Strict):
             missing = sorted(needed - set(cards), key=lambda k: (k == "trips", k))
             if missing:
                 raise ValueError(f"fantasyland.entry_cards has no {', '.join(missing)}")
-        elif cards is None and self.game == "pineapple_ofc" and entry < RANKS.index("Q"):
+        elif cards is None and _progressive(self.game) and entry < RANKS.index("Q"):
             raise ValueError(
                 f"fantasyland.entry {land.entry} is below QQ: give entry_cards for every pair "
                 "from it to AA and trips"
             )
         return self
+
+
+def _progressive(game: str) -> bool:
+    """Whether the game's Fantasyland deals more cards for a stronger top (Pineapple)."""
+    streets = VARIANTS[game].streets
+    return streets is not None and streets.progressive
 
 
 GameRules = Annotated[TaiwaneseRules | ChineseRules | OpenFaceRules, Field(discriminator="game")]

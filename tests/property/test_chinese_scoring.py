@@ -15,6 +15,7 @@ from pipeline.core.games.chinese import (
     NATURAL_POINTS,
     PLAY,
     SURRENDER,
+    contract_rules,
     fouled,
     pair_points,
     royalties,
@@ -45,7 +46,8 @@ def points(
     """Both orders of the pair: (a, b) and (b, a)."""
     a, b = np.array([0, 1]), np.array([1, 0])
     foul = fouled(values)
-    royalty = royalties(values, CHINESE.rows)
+    contract, profile = contract_rules(), np.zeros(2, np.int64)
+    royalty = royalties(values, contract, profile)
     scored = pair_points(
         a,
         b,
@@ -56,6 +58,8 @@ def points(
         np.zeros(2, np.int64),
         np.full(2, two_four),
         np.full(2, surrender),
+        contract.naturals_sum[profile],
+        contract.home_run[profile],
     )
     return scored.points, scored.home_run
 
@@ -80,7 +84,8 @@ def test_the_two_methods_agree_on_who_won_each_row(cards: np.ndarray) -> None:
     (one_six, _), (sweep_16, _) = points(values, [PLAY, PLAY], False)
     (two_four, _), (sweep_24, _) = points(values, [PLAY, PLAY], True)
     assert sweep_16 == sweep_24
-    royalty = np.where(fouled(values)[:, None], 0, royalties(values, CHINESE.rows))
+    contract = royalties(values, contract_rules(), np.zeros(2, np.int64))
+    royalty = np.where(fouled(values)[:, None], 0, contract)
     if not royalty.any():  # rows alone: the same winner under either method
         assert np.sign(one_six) == np.sign(two_four)
 

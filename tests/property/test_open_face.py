@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from pipeline.core.audit import audit_batch
 from pipeline.core.games.chinese import fouled
-from pipeline.core.games.open_face import pair_points, royalties
+from pipeline.core.games.open_face import OFC, contract_rules, pair_points, royalties
 from pipeline.engine.verify import verify
 from pipeline.ingest.decode import decode_lines
 from pipeline.ingest.parts import LinesBlock
@@ -127,10 +127,11 @@ def three_players(draw: st.DrawFn) -> np.ndarray:
 def test_royalties_count_the_same_against_every_opponent(cards: np.ndarray) -> None:
     values = values_of(cards)
     foul = fouled(values)
-    royalty = royalties(values)
+    contract, profile = contract_rules(OFC), np.zeros(3, np.int64)
+    royalty = royalties(values, contract, profile)
     a, b = np.array([0, 0, 1]), np.array([1, 2, 2])
-    with_royalties = pair_points(a, b, values, foul, royalty).points
-    without = pair_points(a, b, values, foul, np.zeros_like(royalty)).points
+    with_royalties = pair_points(a, b, values, foul, royalty, contract, profile).points
+    without = pair_points(a, b, values, foul, np.zeros_like(royalty), contract, profile).points
     own = np.where(foul, 0, royalty.sum(axis=1))
     both_fouled = foul[a] & foul[b]
     assert (with_royalties - without == np.where(both_fouled, 0, own[a] - own[b])).all()

@@ -65,6 +65,14 @@ def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
         ),
     )
     check_placements(batch, findings)
+    _declarations(batch, scored, findings)
+
+
+def _declarations(batch: HandBatch, scored: ChineseScore, findings: Findings) -> None:
+    """A declared natural the cards do not make or the table does not pay, and a surrender
+    where the table allows none (house-rules.md 2.2): each settled as played."""
+    players = batch.players
+    seat, hand = players.seat, players.hand
     for p in np.flatnonzero((players.declared == NATURAL) & ~scored.natural_made).tolist():
         name = NATURALS[players.natural[p] - 1]
         findings.add(
