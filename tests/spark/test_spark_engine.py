@@ -105,6 +105,8 @@ def test_faults_split_over_files_and_partitions_give_the_local_rows(tmp_path: Pa
             "player_streets",
             "quarantine",
             "runs",
+            "rule_profiles",
+            "rule_tables",
         ]
     )
     assert any(p.name.startswith("day=") for p in (parquet / "players").iterdir())
