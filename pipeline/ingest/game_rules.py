@@ -81,7 +81,8 @@ class HandCards:
     without_streets: Flags  # per player: an open-face player whose streets are missing
     book: RuleBook  # the run's profiles
     profile: Ints  # per hand: its profile's code in `book` (its game's standard if unusable)
-    profile_why: list[str | None]  # per hand: why its profile cannot be used, or None
+    profile_failed: Flags  # per hand: its profile cannot be used
+    profile_why: dict[int, str]  # why, for those hands
 
     @classmethod
     def read(cls, table: pa.Table, book: RuleBook = CONTRACT) -> HandCards:
@@ -115,6 +116,7 @@ class HandCards:
             without_streets=_open_face(table)[hand_of] & (lengths(field(players, "streets")) <= 0),
             book=book,
             profile=resolved.profile,
+            profile_failed=resolved.failed,
             profile_why=resolved.why,
         )
 
@@ -146,8 +148,7 @@ class Verdict:
 
 def rules_rule(h: HandCards) -> Verdict:
     """A profile the run holds, of the hand's game."""
-    failed = np.array([w is not None for w in h.profile_why], dtype=bool)
-    return Verdict(failed, lambda i: str(h.profile_why[i]))
+    return Verdict(h.profile_failed, h.profile_why.__getitem__)
 
 
 def boards_rule(h: HandCards) -> Verdict:

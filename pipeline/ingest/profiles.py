@@ -27,14 +27,11 @@ Flags = npt.NDArray[np.bool_]
 @dataclass(frozen=True)
 class Resolved:
     """Each hand's profile code (its game's standard where it failed), and why a hand's
-    profile cannot be used (None where it can)."""
+    profile cannot be used, for the hands whose cannot (few)."""
 
     profile: Ints
-    why: list[str | None]
-
-    @property
-    def failed(self) -> Flags:
-        return np.array([w is not None for w in self.why], dtype=bool)
+    failed: Flags
+    why: dict[int, str]
 
 
 def resolve(table: pa.Table, book: RuleBook) -> Resolved:
@@ -42,14 +39,16 @@ def resolve(table: pa.Table, book: RuleBook) -> Resolved:
     n = table.num_rows
     game = ints(pc.index_in(whole(table["variant"]), value_set=pa.array([g.name for g in GAMES])))
     profile = game.copy()
-    why: list[str | None] = [None] * n
+    why: dict[int, str] = {}
     named = whole(table["rules"]) if "rules" in table.column_names else pa.nulls(n, pa.string())
     has_name = ~is_null(named)
     if has_name.any():
         _by_name(named, has_name, game, book, profile, why)
     if book.tables and (~has_name).any():
         _by_table(table, ~has_name, game, book, profile)
-    return Resolved(profile, why)
+    failed = np.zeros(n, dtype=bool)
+    failed[list(why)] = True
+    return Resolved(profile, failed, why)
 
 
 def _by_name(
@@ -58,7 +57,7 @@ def _by_name(
     game: Ints,
     book: RuleBook,
     profile: Ints,
-    why: list[str | None],
+    why: dict[int, str],
 ) -> None:
     """Hands that name their profile: it must be one of the file, of the hand's game."""
     house = book.house
@@ -72,9 +71,9 @@ def _by_name(
         name = named[int(i)].as_py()
         if index[i] < 0:
             where = f"the rules file {book.source}" if book.source else "no rules file (--rules)"
-            why[i] = f"rules: the hand names profile {name!r}, which {where} does not hold"
+            why[int(i)] = f"rules: the hand names profile {name!r}, which {where} does not hold"
         else:
-            why[i] = (
+            why[int(i)] = (
                 f"rules: the hand names profile {name}, a {house[index[i]].variant.name} "
                 f"profile, but is a {GAMES[game[i]].name} hand"
             )

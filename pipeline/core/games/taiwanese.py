@@ -53,8 +53,24 @@ class HandRules:
     row_points: Ints  # (hands, rows): each row's points on each board
     home_run_bonus: Ints  # 0: no Home Run
 
+    @property
+    def shared(self) -> bool:
+        """Whether every hand plays the same values (the usual batch: one profile)."""
+        return bool(
+            (self.boards == self.boards[0]).all()
+            and (self.row_points == self.row_points[0]).all()
+            and (self.home_run_bonus == self.home_run_bonus[0]).all()
+        )
+
+    def of(self, hand: Ints) -> tuple[Ints, Ints, Ints]:
+        """Per item of `hand` (a hand's index each): its boards, row points and bonus,
+        broadcastable (one value each when every hand shares them)."""
+        if len(self.boards) and self.shared:
+            return self.boards[:1], self.row_points[:1], self.home_run_bonus[:1]
+        return self.boards[hand], self.row_points[hand], self.home_run_bonus[hand]
+
     @classmethod
-    def of(cls, variant: Variant, hands: int) -> HandRules:
+    def contract(cls, variant: Variant, hands: int) -> HandRules:
         """`hands` hands dealt as the contract deals `variant`."""
         points = np.array([row.points for row in variant.rows], dtype=np.int64)
         return cls(
@@ -69,17 +85,18 @@ def pair_points(values: npt.NDArray[np.int16], hand: Ints, seat: Ints, rules: Ha
     on each board the hand deals, and a sweep of them all the Home Run bonus (the
     contract: 1/2/3 a row on two boards, +8)."""
     a, b = pairs_of(hand, seat)
-    of = hand[a]
+    boards, row_points, home_run_bonus = rules.of(hand[a])
     compare = np.sign(values[a].astype(np.int32) - values[b].astype(np.int32))  # (pairs, B, R)
-    dealt = np.arange(compare.shape[1]) < rules.boards[of][:, None]  # (pairs, B)
-    compare *= dealt[:, :, None]
-    row_points = rules.row_points[of][:, None, :]
-    points = (compare * row_points).sum(axis=(1, 2), dtype=np.int64)
     swept = compare.reshape(len(a), -1)
-    played = np.repeat(dealt, compare.shape[2], axis=1)
-    a_sweeps = ((swept == 1) | ~played).all(axis=1)
-    b_sweeps = ((swept == -1) | ~played).all(axis=1)
-    home_run_bonus = rules.home_run_bonus[of]
+    if (boards < compare.shape[1]).any():  # a board a hand does not deal counts for nothing
+        dealt = np.arange(compare.shape[1]) < boards[:, None]  # (pairs, B)
+        compare *= dealt[:, :, None]
+        played = np.repeat(dealt, compare.shape[2], axis=1)
+        a_sweeps = ((swept == 1) | ~played).all(axis=1)
+        b_sweeps = ((swept == -1) | ~played).all(axis=1)
+    else:
+        a_sweeps, b_sweeps = (swept == 1).all(axis=1), (swept == -1).all(axis=1)
+    points = (compare * row_points[:, None, :]).sum(axis=(1, 2), dtype=np.int64)
     a_sweeps &= home_run_bonus > 0  # no bonus: no Home Run
     b_sweeps &= home_run_bonus > 0
     bonus = home_run_bonus * (a_sweeps.astype(np.int64) - b_sweeps)
