@@ -126,12 +126,18 @@ WHERE h.hand_no < s.from_no AND h.hand_no >= s.from_no - {lookback}
   AND h.hand_id NOT IN (SELECT hand_id FROM table_hands)
 """
 
-# The players of the hands above and of the recent ones, in one pass over `players`.
+# The players of the hands above and of the recent ones, in one pass over `players` (a
+# run over the whole audit reads them all: no copy).
 _THEIR_PLAYERS = """
 CREATE OR REPLACE TEMP TABLE their_players AS
 SELECT hand_id, player_id, seat, stack_start, add_on, recorded_stack_end, timed_out
 FROM players
 WHERE hand_id IN (SELECT hand_id FROM table_hands UNION ALL SELECT hand_id FROM recent_hands)
+"""
+_ALL_PLAYERS = """
+CREATE OR REPLACE TEMP VIEW their_players AS
+SELECT hand_id, player_id, seat, stack_start, add_on, recorded_stack_end, timed_out
+FROM players
 """
 
 # Every appearance of a player at the hands above.
@@ -418,7 +424,8 @@ def check_table_rules(store: Store, scope: str | None = None) -> None:
     """
     store.query(_SCOPE_ALL if scope is None else f"CREATE OR REPLACE TEMP TABLE scope AS {scope}")
     recent = _RECENT_HANDS.format(lookback=LOOKBACK)
-    hands = (_BEFORE, _TABLE_HANDS, _FIRST_HANDS, recent, _THEIR_PLAYERS, _NEAR)
+    their = _ALL_PLAYERS if scope is None else _THEIR_PLAYERS
+    hands = (_BEFORE, _TABLE_HANDS, _FIRST_HANDS, recent, their, _NEAR)
     looking_back = (_JUDGED_PLAYERS, _RECENT, _DISTANT.format(lookback=LOOKBACK))
     for sql in (*hands, *looking_back):
         store.query(sql)
