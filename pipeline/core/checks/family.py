@@ -73,40 +73,44 @@ def _declarations(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
     where the table allows none (house-rules.md 2.2): each settled as played."""
     players = batch.players
     seat, hand = players.seat, players.hand
-    for p in np.flatnonzero((players.declared == NATURAL) & ~scored.natural_made).tolist():
-        name = NATURALS[players.natural[p] - 1]
-        findings.add(
-            int(hand[p]),
-            DivergenceCheck.natural,
-            f"seat {seat[p]} declares {name}, which their 13 cards do not make; "
-            "the hand is settled as played",
-            seat=int(seat[p]),
-            expected="play",
-            recorded=name,
-        )
     names = batch.rules.names
-    for p in np.flatnonzero(scored.natural_unpaid).tolist():
-        name, profile = NATURALS[players.natural[p] - 1], names[batch.hands.profile[hand[p]]]
-        findings.add(
-            int(hand[p]),
+
+    def natural(p: int) -> str:
+        return NATURALS[players.natural[p] - 1]
+
+    def rules(p: int) -> str:
+        return names[batch.hands.profile[hand[p]]]
+
+    found: list[tuple[Flags, DivergenceCheck, Callable[[int], str], Callable[[int], str]]] = [
+        (
+            (players.declared == NATURAL) & ~scored.natural_made,
             DivergenceCheck.natural,
-            f"seat {seat[p]} declares {name}, which the table's rules ({profile}) do not "
-            "pay; the hand is settled as played",
-            seat=int(seat[p]),
-            expected="play",
-            recorded=name,
-        )
-    for p in np.flatnonzero(scored.surrender_refused).tolist():
-        profile = names[batch.hands.profile[hand[p]]]
-        findings.add(
-            int(hand[p]),
+            natural,
+            lambda p: f"declares {natural(p)}, which their 13 cards do not make",
+        ),
+        (
+            scored.natural_unpaid,
+            DivergenceCheck.natural,
+            natural,
+            lambda p: f"declares {natural(p)}, which the table's rules ({rules(p)}) do not pay",
+        ),
+        (
+            scored.surrender_refused,
             DivergenceCheck.surrender,
-            f"seat {seat[p]} surrenders, which the table's rules ({profile}) do not allow; "
-            "the hand is settled as if they played their setting",
-            seat=int(seat[p]),
-            expected="play",
-            recorded="surrender",
-        )
+            lambda p: "surrender",
+            lambda p: f"surrenders, which the table's rules ({rules(p)}) do not allow",
+        ),
+    ]
+    for declared, check, recorded, why in found:
+        for p in np.flatnonzero(declared).tolist():
+            findings.add(
+                int(hand[p]),
+                check,
+                f"seat {seat[p]} {why(p)}; the hand is settled as played",
+                seat=int(seat[p]),
+                expected="play",
+                recorded=recorded(p),
+            )
 
 
 def _recorded_flags(
