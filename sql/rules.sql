@@ -22,7 +22,7 @@ per_table AS (
     GROUP BY h.table_id, h.rules
 ),
 total AS (
-    SELECT NULL AS table_id, NULL AS rules, NULL AS variant, sum(hands) AS hands,
+    SELECT NULL AS table_id, NULL AS rules, NULL AS variant, sum(hands)::BIGINT AS hands,
            NULL::BIGINT AS first_hand_no, NULL::BIGINT AS last_hand_no,
            min(first_started) AS first_started, max(last_started) AS last_started
     FROM per_table

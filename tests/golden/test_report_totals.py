@@ -50,6 +50,11 @@ DIRECT: dict[str, dict[str, str]] = {
         "hand_id FROM hands h WHERE (hand_no, hand_id) = (SELECT min((hand_no, hand_id)) "
         "FROM hands o WHERE o.table_id = h.table_id))",
     },
+    "rules": {
+        "hands": "SELECT count(*) FROM hands",
+        "first_started": "SELECT min(started_at) FROM hands",
+        "last_started": "SELECT max(started_at) FROM hands",
+    },
     "fantasyland": {
         "hands": "SELECT count(*) FROM hands WHERE variant IN ('ofc', 'pineapple_ofc')",
         "entries": "SELECT count(*) FROM players WHERE fantasyland_next AND NOT fantasyland",
