@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.core.batch import HandBatch
 from pipeline.core.cards import card_texts, format_cards
@@ -188,8 +189,10 @@ def _hands_table(batch: HandBatch, scored: Scored, findings: Findings) -> pa.Tab
     diverged = np.zeros(n_hands, dtype=bool)
     diverged[findings.hands()] = True
     players = batch.players
+    dealt = batch.rules.boards[hands.profile]  # a board the hand's profile lacks is null
     boards = {
-        f"board_{b + 1}": card_texts(batch.boards[:, b]) for b in range(batch.boards.shape[1])
+        f"board_{b + 1}": _unless(card_texts(batch.boards[:, b]), dealt <= b)
+        for b in range(batch.boards.shape[1])
     }
     return pa.table(
         {
@@ -215,6 +218,13 @@ def _hands_table(batch: HandBatch, scored: Scored, findings: Findings) -> pa.Tab
             ),
         }
     )
+
+
+def _unless(column: pa.Array, absent: np.ndarray) -> pa.Array:
+    """`column`, null where `absent`."""
+    if not absent.any():
+        return column
+    return pc.if_else(pa.array(absent), pa.scalar(None, column.type), column)
 
 
 def _chinese_hands(batch: HandBatch) -> dict[str, pa.Array]:

@@ -123,7 +123,8 @@ def append_to(
     try:
         require_version(con, db)
         stored = stored_book(con, str(db))
-        run.book = merged_book(stored, run.book) if given else stored
+        used = {name for (name,) in con.execute("SELECT DISTINCT rules FROM hands").fetchall()}
+        run.book = merged_book(stored, run.book, used) if given else stored
         con.execute("CHECKPOINT")  # that log into the file, before anything is added
         kept.note()
         fresh = _unread(run, files, audited_digests(con))
@@ -221,6 +222,11 @@ def _keep_rules(con: duckdb.DuckDBPyConnection, book: RuleBook) -> None:
     rows = profile_rows(book)
     con.register("given_profiles", rows)
     try:
+        # A profile no hand was audited under may be given new values (`merged_book`).
+        con.execute(
+            "DELETE FROM rule_profiles r WHERE EXISTS (SELECT 1 FROM given_profiles g "
+            "WHERE g.name = r.name AND g.digest <> r.digest)"
+        )
         con.execute(
             "INSERT INTO rule_profiles BY NAME SELECT * FROM given_profiles g WHERE NOT EXISTS "
             "(SELECT 1 FROM rule_profiles r WHERE r.name = g.name AND r.game = g.game)"

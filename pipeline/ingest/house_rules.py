@@ -14,7 +14,14 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from pipeline.core.evaluator import Category
 from pipeline.core.games import VARIANTS
@@ -28,6 +35,7 @@ from pipeline.core.rules import (
     standard_profiles,
 )
 from pipeline.helpers.errors import AuditError
+from pipeline.ingest.hand_history import TIMESTAMP_TEXT
 
 RANKS = "23456789TJQKA"
 PairName = Literal[tuple(r + r for r in RANKS)]  # type: ignore[valid-type]
@@ -48,8 +56,11 @@ NATURAL_SEED_POINTS = {
     "pure_dragon": 108,
 }
 NaturalName = Literal[tuple(NATURAL_SEED_POINTS)]  # type: ignore[valid-type]
-Points = Annotated[int, Field(ge=0)]
-RowPoints = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=3, max_length=3)]
+# The most any number of a profile may be: far above any house's, and far below what
+# the integer arithmetic of the money could overflow on.
+MOST = 1_000_000
+Points = Annotated[int, Field(ge=0, le=MOST)]
+RowPoints = Annotated[list[Annotated[int, Field(ge=1, le=MOST)]], Field(min_length=3, max_length=3)]
 Cards = Annotated[int, Field(ge=13, le=17)]
 EntryCardsKey = Literal[(*(r + r for r in RANKS), "trips")]  # type: ignore[valid-type]
 Stay = Literal[  # type: ignore[valid-type]
@@ -112,7 +123,7 @@ class OpenFaceRules(_Strict):
     game: Literal["ofc", "pineapple_ofc"]
     scoop_bonus: Points | None = None
     royalties: OpenFaceRoyalties | None = None
-    cap: Annotated[int, Field(ge=1)] | None = None
+    cap: Annotated[int, Field(ge=1, le=MOST)] | None = None
     fantasyland: Fantasyland | None = None
 
     @model_validator(mode="after")
@@ -144,13 +155,27 @@ def _progressive(game: str) -> bool:
 GameRules = Annotated[TaiwaneseRules | ChineseRules | OpenFaceRules, Field(discriminator="game")]
 
 
+def _time(value: object) -> datetime:
+    """A TOML date-time, or an RFC 3339 text with its zone: never a number."""
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and TIMESTAMP_TEXT.fullmatch(value):
+        return datetime.fromisoformat(value.upper().replace("Z", "+00:00").replace(" ", "T"))
+    raise ValueError(
+        f"{value!r} is not an RFC 3339 time with its zone, such as 2026-11-01T00:00:00Z"
+    )
+
+
+Time = Annotated[datetime, BeforeValidator(_time)]
+
+
 class TableMap(_Strict):
     """A `[[tables]]` entry: which tables (and when) play which profile."""
 
     match: str
     profile: str
-    from_: Annotated[datetime, Field(strict=False)] | None = Field(None, alias="from")
-    until: Annotated[datetime, Field(strict=False)] | None = None
+    from_: Time | None = Field(None, alias="from")
+    until: Time | None = None
 
     @model_validator(mode="after")
     def _zoned(self) -> TableMap:
@@ -184,7 +209,8 @@ def read_rules(path: Path) -> RuleBook:
 
 def rule_book(data: dict[str, Any], source: str) -> RuleBook:
     """The rule book of a rules file's contents, checked (house-rules.md 1 and 4)."""
-    if STANDARD in data.get("profiles", {}):
+    profiles = data.get("profiles", {})
+    if isinstance(profiles, dict) and STANDARD in profiles:
         raise RulesFileError(
             f"The rules file {source}: profile standard is the contract itself; "
             "give the house's rules another name."
@@ -229,7 +255,7 @@ def _where(error: ValidationError) -> str:
         where = f"tables entry {int(loc[1]) + 1}" + (f", key {loc[2]}" if len(loc) > 2 else "")
     else:
         where = f"key {'.'.join(loc)}" if loc else "the file"
-    why = first["msg"]
+    why = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         why = "not a key of the rules contract (house-rules.md 2)"
     elif first["type"] == "union_tag_invalid":

@@ -70,12 +70,16 @@ def _by_name(
     for i in np.flatnonzero(has_name & ~standard & ~(found & of_game)):
         name = named[int(i)].as_py()
         if index[i] < 0:
-            where = f"the rules file {book.source}" if book.source else "no rules file (--rules)"
-            why[int(i)] = f"rules: the hand names profile {name!r}, which {where} does not hold"
+            held = (
+                f"which the rules file {book.source} does not hold"
+                if book.source
+                else "but no rules file was given (--rules)"
+            )
+            why[int(i)] = f"rules: the hand names profile {name!r}, {held}"
         else:
             why[int(i)] = (
-                f"rules: the hand names profile {name}, a {house[index[i]].variant.name} "
-                f"profile, but is a {GAMES[game[i]].name} hand"
+                f"rules: the hand names profile {name}, of the game "
+                f"{house[index[i]].variant.name}, but is a hand of {GAMES[game[i]].name}"
             )
 
 

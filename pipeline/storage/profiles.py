@@ -64,16 +64,21 @@ def stored_book(con: duckdb.DuckDBPyConnection, source: str) -> RuleBook:
     return RuleBook(standard_profiles() + house, entries, source if house else None)
 
 
-def merged_book(stored: RuleBook, given: RuleBook) -> RuleBook:
-    """The rules of an append given a rules file: the audit's profiles, which the file may
-    not change, then the file's new ones; the file's map of tables (house-rules.md 3)."""
+def merged_book(stored: RuleBook, given: RuleBook, used: set[str]) -> RuleBook:
+    """The rules of an append given a rules file: the audit's profiles, of which the file
+    may not change one its hands were audited under (`used`), then the file's new or
+    changed ones; the file's map of tables (house-rules.md 3)."""
+    changed = set()
     for profile in given.house:
         kept = stored.named(profile.name)
         if kept is not None and kept.digest != profile.digest:
-            raise LedgerError(
-                f"The rules file {given.source} changes profile {profile.name}, which the audit "
-                "holds with other values: give the changed rules a new name, and map the tables "
-                "to it from the time it began."
-            )
-    new = tuple(p for p in given.house if stored.named(p.name) is None)
-    return RuleBook(stored.profiles + new, given.tables, given.source)
+            if profile.name in used:
+                raise LedgerError(
+                    f"The rules file {given.source} changes profile {profile.name}, which "
+                    "hands of the audit were audited under: give the changed rules a new "
+                    "name, and map the tables to it from the time it began."
+                )
+            changed.add(profile.name)
+    kept_ones = tuple(p for p in stored.profiles if p.name not in changed)
+    new = tuple(p for p in given.house if stored.named(p.name) is None or p.name in changed)
+    return RuleBook(kept_ones + new, given.tables, given.source)

@@ -47,6 +47,9 @@ def test_a_profile_clean_set_is_recomputed_exactly(tmp_path: Path, profile: str)
         for r in p["rows"]
     }
     assert rows == want  # a one-board profile's hands show no second board
+    dealt = {h["hand_id"]: len(h.get("boards") or []) for h in hands}
+    boards = con.execute("SELECT hand_id, board_1, board_2 FROM hands").fetchall()
+    assert all((b2 is None) == (dealt[h] < 2) for h, _, b2 in boards)
     named = dict(con.execute("SELECT rules, count(*) FROM hands GROUP BY 1").fetchall())
     assert named == {profile: len(hands)}
     ((game, values, digest),) = con.execute(
@@ -101,6 +104,15 @@ BAD_FILES = {
         "tables entry 1 (match 'T*') names profile 'nowhere'",
     ),
     "an unknown game": ('[profiles.x]\ngame = "bridge"\n', "profile x: game must be one of"),
+    "profiles that are no table": ("profiles = 3\n", "key profiles: Input should be a valid"),
+    "a number past what money can hold": (
+        '[profiles.x]\ngame = "ofc"\nscoop_bonus = 99999999999999999999\n',
+        "profile x, key scoop_bonus",
+    ),
+    "a time that is a number": (
+        '[profiles.x]\ngame = "ofc"\n[[tables]]\nmatch = "O*"\nprofile = "x"\nuntil = 5\n',
+        "tables entry 1, key until: 5 is not an RFC 3339 time",
+    ),
 }
 
 
@@ -144,6 +156,21 @@ def test_an_append_keeps_its_profiles_and_refuses_to_change_one(tmp_path: Path) 
     assert con.execute("SELECT count(*) FROM hands WHERE rules = 'single_board'").fetchone() == (
         len(hands),
     )
+
+
+def test_a_profile_no_hand_played_may_change_on_an_append(tmp_path: Path) -> None:
+    unused = '\n[profiles.unused]\ngame = "ofc"\nscoop_bonus = {}\n'
+    first, second = tmp_path / "first.toml", tmp_path / "second.toml"
+    first.write_text(RULES.read_text() + unused.format(4))
+    second.write_text(RULES.read_text() + unused.format(5))
+    out = tmp_path / "audit"
+    for rules in (first, second):
+        result = handaudit("verify", str(HOUSE / "single_board"), "--append", "--rules",
+                           str(rules), "--out", str(out))  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    con = duckdb.connect(str(out / "audit.duckdb"), read_only=True)
+    stored = con.execute("SELECT \"values\" FROM rule_profiles WHERE name = 'unused'").fetchall()
+    assert [json.loads(v) for (v,) in stored] == [{"scoop_bonus": 5}]
 
 
 def test_a_hand_naming_an_unknown_profile_is_quarantined(tmp_path: Path) -> None:
