@@ -162,14 +162,14 @@ class RuleBook:
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.profiles)
 
-    def code(self, name: str, game: int) -> int | None:
-        """The code of profile `name` for a hand of `game`: `standard` is the game's own."""
-        if name == STANDARD:
-            return game
-        return next((c for c, p in enumerate(self.profiles) if p.name == name), None)
+    def house_code(self, name: str) -> int | None:
+        """The code of the rules file's profile `name` (None: the file declares none)."""
+        codes = range(len(GAMES), len(self.profiles))
+        return next((c for c in codes if self.profiles[c].name == name), None)
 
     def named(self, name: str) -> Profile | None:
-        return next((p for p in self.profiles[len(GAMES) :] if p.name == name), None)
+        code = self.house_code(name)
+        return None if code is None else self.profiles[code]
 
     @property
     def house(self) -> tuple[Profile, ...]:

@@ -14,7 +14,6 @@ import numpy as np
 
 from pipeline.core.games import TAIWANESE_JOKERS, VARIANTS, Family, Variant
 from pipeline.core.games.chinese import SCORING
-from pipeline.core.rules import STANDARD
 from pipeline.generate.chinese import simulate_chinese
 from pipeline.generate.faults import FaultBook
 from pipeline.generate.house import House
@@ -133,8 +132,8 @@ def house_of(rules: Path | None, profile: str | None, variant: str | None) -> Ho
     if rules is None or profile is None:
         raise AuditError("--rules and --profile go together: the file, and which of its profiles.")
     book = read_rules(rules)
-    code = next((c for c, p in enumerate(book.profiles) if p.name == profile), None)
-    if code is None or profile == STANDARD:
+    code = book.house_code(profile)
+    if code is None:
         names = ", ".join(p.name for p in book.house) or "none"
         raise AuditError(
             f"The rules file {rules} has no profile {profile!r} (its profiles: {names})."

@@ -96,7 +96,7 @@ def _by_table(table: pa.Table, rest: Flags, game: Ints, book: RuleBook, profile:
     start = np.array([never if e.start is None else e.start for e in book.tables])
     end = np.array([always if e.end is None else e.end for e in book.tables])
     fits &= (started[:, None] >= start) & (started[:, None] < end)
-    entry_code = np.array([book.code(e.profile, 0) or 0 for e in book.tables])
+    entry_code = np.array([book.house_code(e.profile) or 0 for e in book.tables])  # standard: 0
     entry_game = np.array([p.game for p in book.profiles])[entry_code]
     standard = np.array([e.profile == STANDARD for e in book.tables])
     fits &= standard | (entry_game[None, :] == game[:, None])

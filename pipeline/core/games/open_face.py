@@ -5,7 +5,7 @@ royalties (which offset), and Fantasyland earned from one hand for the next.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -82,15 +82,6 @@ class OpenFaceRules:
     entry_cards: Ints  # (items, 14): the cards an entry deals, by the top's pair rank or TRIPS
     stay_from: Ints  # (items, 3): per row, the category from which a hand in Fantasyland stays
     stay_cards: Ints
-
-    def at(self, index: Ints) -> OpenFaceRules:
-        return OpenFaceRules(*(getattr(self, f.name)[index] for f in fields(self)))
-
-    @classmethod
-    def of(cls, variant: Variant, n: int) -> OpenFaceRules:
-        """`n` items dealt as the contract deals `variant` (chinese-family.md 4.2, 6)."""
-        one = contract_rules(variant)
-        return cls(*(np.repeat(getattr(one, f.name), n, axis=0) for f in fields(one)))
 
     @property
     def fantasyland_dealt(self) -> tuple[Ints, Ints]:
