@@ -70,66 +70,54 @@ def test_the_readme_workflow(days: list[Path], tmp_path: Path) -> None:
     assert coverage.returncode == 0 and "players_not_checked" in coverage.stdout
 
 
-# Where a kill lands: paused at a named phase (its transaction open with the rows
-# inserted; committed but not yet checkpointed), or as soon as the log grows (mid-commit).
-PAUSED = ("inserting", "checkpointing")
-
-
-def _kill_when(run: subprocess.Popen[str], out: Path, phase: str, paused: Path) -> bool:
-    """SIGKILL `run` in `phase`; whether it was still running then."""
-    log = out / "audit.duckdb.wal"
-    size = log.stat().st_size if log.exists() else -1
-
-    def sign() -> bool:
-        if phase in PAUSED:
-            return paused.exists()
-        return log.exists() and log.stat().st_size > size
-
-    while not sign() and run.poll() is None:
-        time.sleep(0.002)
-    running = run.poll() is None
+def _killed_at(phase: str, day: Path, out: Path, paused: Path) -> None:
+    """An append of `day` into `out`, paused at `phase` and killed there (SIGKILL)."""
+    run = _start("verify", str(day), "--append", "--out", str(out), pause=phase, paused=paused)
+    deadline = time.monotonic() + 120
+    while not paused.exists():  # the process says it is there
+        assert run.poll() is None, run.communicate()
+        assert time.monotonic() < deadline, f"never reached {phase}"
+        time.sleep(0.01)
     run.send_signal(signal.SIGKILL)
     run.wait()
-    paused.unlink(missing_ok=True)
-    return running
+    paused.unlink()
 
 
 def test_a_killed_append_leaves_the_audit_as_it_was(big_day: Path, tmp_path: Path) -> None:
-    """Killed with its rows inserted, while it commits them into the audit (its log on
-    disk), and once committed before its checkpoint: the audit is as before, or, the
-    commit whole, as after; a log the kill left is folded in by the next append."""
-    out = tmp_path / "audit"
+    """Killed with its rows inserted, the audit is as before. Killed once committed, before
+    its checkpoint, the commit is whole in the log beside the audit, and the next append
+    folds it in. Killed while the commit was being written, the log is cut short: each cut
+    reads as before, and the next append gives the audit after."""
+    out, paused = tmp_path / "audit", tmp_path / "paused"
     assert handaudit("verify", str(EXAMPLES / "family/clean/hands.jsonl"), "--out", str(out))
     before = audit_rows(out / "audit.duckdb")
     shutil.copytree(out, tmp_path / "before")
     shutil.copytree(out, tmp_path / "after")
     assert handaudit("verify", str(big_day), "--append", "--out", str(tmp_path / "after"))
     after = audit_rows(tmp_path / "after" / "audit.duckdb")
-    killed = {"inserting": 0, "committing": 0, "checkpointing": 0}
-    paused = tmp_path / "paused"
-    for _ in range(3):
-        for phase in killed:
-            pause = phase if phase in PAUSED else ""
-            run = _start("verify", str(big_day), "--append", "--out", str(out), pause=pause,
-                         paused=paused)  # fmt: skip
-            killed[phase] += _kill_when(run, out, phase, paused)
-            state = audit_rows(out / "audit.duckdb")
-            assert state in (before, after), f"killed while {phase}"
-            assert phase != "checkpointing" or state == after  # committed, in its log
-            if state != after:
-                continue
-            if (out / "audit.duckdb.wal").exists():  # the next append folds the log in
-                again = handaudit("verify", str(big_day), "--append", "--out", str(out))
-                assert "files already audited, skipped: 1" in again.stdout, again.stderr
-                assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
-                assert audit_rows(out / "audit.duckdb") == after
-            shutil.rmtree(out)  # start again from before
-            shutil.copytree(tmp_path / "before", out)
-    assert all(killed.values()), killed
-    done = handaudit("verify", str(big_day), "--append", "--out", str(out))
-    assert done.returncode in (0, 1), done.stderr
-    assert audit_rows(out / "audit.duckdb") == after
+
+    _killed_at("inserting", big_day, out, paused)
+    assert audit_rows(out / "audit.duckdb") == before
+
+    _killed_at("checkpointing", big_day, out, paused)
+    log = out / "audit.duckdb.wal"
+    assert audit_rows(out / "audit.duckdb") == after and log.exists()
+    size = log.stat().st_size
+    for cut in (0, 1, size // 10, size // 2, size - size // 10, size - 1):
+        torn = tmp_path / f"torn-{cut}"
+        shutil.copytree(out, torn)
+        os.truncate(torn / "audit.duckdb.wal", cut)
+        assert audit_rows(torn / "audit.duckdb") == before, f"log cut at {cut} of {size}"
+        again = handaudit("verify", str(big_day), "--append", "--out", str(torn))
+        assert again.returncode in (0, 1), again.stderr
+        assert audit_rows(torn / "audit.duckdb") == after
+        assert [p.name for p in torn.iterdir()] == ["audit.duckdb"]
+        shutil.rmtree(torn)
+
+    folded = handaudit("verify", str(big_day), "--append", "--out", str(out))
+    assert "files already audited, skipped: 1" in folded.stdout, folded.stderr
     assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
+    assert audit_rows(out / "audit.duckdb") == after
 
 
 def test_two_appends_at_once_the_second_exits_2_with_a_sentence(

@@ -108,7 +108,7 @@ def test_targets_that_cannot_be_a_file_are_sentences(ledger: Path, tmp_path: Pat
 # 2. A truthful interrupt.
 
 
-def _interrupted(out: Path, phase: str, *args: str) -> subprocess.CompletedProcess[str]:
+def interrupted_at(out: Path, phase: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`verify` run until it reaches `phase`, paused there, and sent SIGINT."""
     paused = out.parent / f"paused-{phase}"
     env = {**os.environ, PAUSE_AT: phase, PAUSE_FILE: str(paused)}
@@ -135,7 +135,7 @@ def test_ctrl_c_at_every_phase_says_whether_the_audit_changed(
     assert handaudit("verify", str(days[0]), "--append", "--out", str(out)).returncode == 1
     before = _digest(out / "audit.duckdb")
     mode = ["--append"] if append else ["--replace"]
-    result = _interrupted(out, phase, str(days[1]), *mode)
+    result = interrupted_at(out, phase, str(days[1]), *mode)
     assert result.returncode == 130, result.stderr
     assert "Traceback" not in result.stderr and "Aborted" not in result.stderr
     written = PHASES.index(phase) >= PHASES.index("committing" if append else "printing")
@@ -400,7 +400,7 @@ def test_an_append_stopped_before_its_commit_gives_the_space_back(
     out = tmp_path / "A"
     assert handaudit("verify", str(FAULTS), "--out", str(out)).returncode == 1
     size, before = (out / "audit.duckdb").stat().st_size, _digest(out / "audit.duckdb")
-    result = _interrupted(out, "inserting", str(large_day), "--append")
+    result = interrupted_at(out, "inserting", str(large_day), "--append")
     assert result.returncode == 130 and result.stderr.strip() == f"handaudit: {UNCHANGED}"
     assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
     assert (out / "audit.duckdb").stat().st_size == size  # it had grown by 2 MB

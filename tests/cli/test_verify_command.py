@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import duckdb
 
+from tests.cli.test_audit_kept import interrupted_at
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, ROOT
 
@@ -84,28 +80,16 @@ def test_an_output_that_cannot_be_written_is_said_in_words(tmp_path: Path) -> No
 
 
 def test_interrupted_run_keeps_the_previous_audit(tmp_path: Path) -> None:
+    """Ctrl-C while a plain run audits (paused there, so it always lands there): the
+    previous audit is byte for byte as it was, and nothing partial is left beside it."""
     out = tmp_path / "out"
     assert handaudit("verify", str(WORKED), "--out", str(out)).returncode in (0, 1)
     before = hashlib.sha256((out / "audit.duckdb").read_bytes()).hexdigest()
-    big = tmp_path / "big.jsonl"
-    line = WORKED.read_text().splitlines()[0]
-    with big.open("w") as f:
-        for i in range(20000):
-            f.write(line.replace("T404000-000001", f"H{i}") + "\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pipeline", "verify", str(big), "--out", str(out)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(2.5)
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    if proc.returncode == 130:
-        assert "interrupted" in stderr and "Traceback" not in stderr
-        assert hashlib.sha256((out / "audit.duckdb").read_bytes()).hexdigest() == before
-    assert not [p for p in os.listdir(out) if "partial" in p]
+    result = interrupted_at(out, "auditing", str(EXAMPLES / "faults" / "hands.jsonl"))
+    assert result.returncode == 130, result.stderr
+    assert "interrupted" in result.stderr and "Traceback" not in result.stderr
+    assert hashlib.sha256((out / "audit.duckdb").read_bytes()).hexdigest() == before
+    assert [p.name for p in out.iterdir()] == ["audit.duckdb"]
 
 
 def test_explain_walks_through_a_hand(tmp_path: Path) -> None:
