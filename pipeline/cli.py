@@ -21,7 +21,7 @@ from pipeline.helpers.memory import keep_freed_memory
 
 if TYPE_CHECKING:
     from pipeline.engine.run import RunSummary
-    from pipeline.outputs.reports import Filters, ReportResult
+    from pipeline.outputs.reports import ReportSpec
 
 HELP = (
     "Audit hand histories of Taiwanese Poker, Taiwanese Jokers, closed Chinese Poker, "
@@ -490,52 +490,54 @@ def report_command(
     --output - (and --html -) write to standard output; an output is never written over
     the audit or anything its directory keeps for it.
     """
-    from pipeline.outputs import reports
+    from pipeline.outputs import registry, reports
 
     with exit_codes():
         if list_reports or name is None:
-            say(reports.listing())
+            say(registry.listing())
             return
+        spec = registry.spec(name)
         filtered = any(f is not None for f in (from_day, to_day, table, player, variant))
-        _takes_only_its_options(name, html_file, alpha, output, fmt, filtered)
-        if name == "audit":
-            _audit_html(db, html_file)
+        _takes_only_its_options(spec, html_file, alpha, output, fmt, filtered)
+        if "html" in spec.options:
+            _page(db, name, html_file)
             return
         filters = reports.Filters.parse(from_day, to_day, table, player, variant)
         target = reports.report_target(output, fmt, db)
-        result = _report(db, name, filters, 0.01 if alpha is None else alpha)
+        result = registry.run(db, name, filters, alpha)
         _show(reports.write_report(result, fmt, target, csv_raw=csv_raw), fmt)
 
 
 def _takes_only_its_options(
-    name: str,
+    spec: ReportSpec,
     html_file: Path | None,
     alpha: float | None,
     output: Path | None,
     fmt: str,
     filtered: bool,
 ) -> None:
-    """An option the report does not take is refused, not ignored."""
+    """An option the report does not take is refused, not ignored (its spec says which)."""
     from pipeline.outputs.reports import ReportError
 
-    if html_file is not None and name != "audit":
+    name = spec.name
+    if html_file is not None and "html" not in spec.options:
         raise ReportError(
             f"--html goes with 'audit' (the HTML report), not with {name!r}: use --output "
             "and --format for other reports."
         )
-    if alpha is not None and name != "fairness":
+    if alpha is not None and "alpha" not in spec.options:
         raise ReportError(f"--alpha goes with 'fairness', not with {name!r}.")
-    if name == "audit" and (output is not None or fmt != "table"):
+    if "html" in spec.options and (output is not None or fmt != "table"):
         raise ReportError("The audit report is one HTML file: give --html FILE, not --output.")
-    if name == "audit" and filtered:
+    if not spec.filtered and filtered:
         raise ReportError(
             "The audit report covers the whole audit: --from, --to, --table, --player and "
             "--variant go with the other reports."
         )
 
 
-def _audit_html(db: Path, html_file: Path | None) -> None:
-    from pipeline.outputs.html_report import audit_report
+def _page(db: Path, name: str, html_file: Path | None) -> None:
+    from pipeline.outputs import registry
     from pipeline.outputs.reports import ReportError
     from pipeline.storage.files import checked_target, write_whole
     from pipeline.storage.store import audited_inputs
@@ -543,25 +545,12 @@ def _audit_html(db: Path, html_file: Path | None) -> None:
     if html_file is None:
         raise ReportError("The audit report is HTML: give --html FILE.")
     target = checked_target(html_file, "the HTML report", (db,), inputs=audited_inputs(db))
-    page = audit_report(db)
+    text = registry.page(db, name)
     if target is None:
-        typer.echo(page, nl=False)
+        typer.echo(text, nl=False)
         return
-    write_whole(target, page)
+    write_whole(target, text)
     say(f"wrote {html_file}", err=True)
-
-
-def _report(db: Path, name: str, filters: Filters, alpha: float) -> ReportResult:
-    """A named report's result: the fairness report's tests, or an SQL report's rows."""
-    from pipeline.outputs import reports
-
-    if name != "fairness":
-        return reports.run_report(db, name, filters)
-    from pipeline.outputs.fairness import fairness_report
-
-    if not 0 < alpha < 1:
-        raise reports.ReportError(f"--alpha is a rate between 0 and 1, not {alpha}.")
-    return fairness_report(db, filters, alpha)
 
 
 def _show(text: str | None, fmt: str) -> None:

@@ -29,6 +29,7 @@ from pipeline.core.money import Settlement, settle
 from pipeline.core.scoring import ChineseScore, low_middles, score_chinese
 from pipeline.core.showdown import Showdown, showdown
 from pipeline.helpers.columns import decimals
+from pipeline.helpers.encoding import placement
 from pipeline.helpers.packing import CARDS, NO_VALUE, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
 
@@ -156,16 +157,16 @@ def _tables(batch: HandBatch, shown: Showdown, scored: Scored, findings: Finding
 
 def _streets_table(batch: HandBatch) -> pa.Table:
     """One row per open-face player: how many streets, and every card of every part of
-    them (dealt, each row, discard) as street * 1000 + part * 100 + card code, part by
-    part and street by street. The store's `streets` view spells them out, a row per street."""
+    them (dealt, each row, discard) as placement codes (helpers.encoding), part by part
+    and street by street. The store's `streets` view spells them out, a row per street."""
     players, streets = batch.players, batch.players.streets
     first = streets.firsts()
     owner = streets.player[first]
     parts = list(streets.parts.values())
     street = np.concatenate([s for _, s in parts])
     part = np.repeat(np.arange(len(parts), dtype=np.uint32), [len(s) for _, s in parts])
-    placements = (streets.numbers().astype(np.uint32)[street] + 1) * 1000 + part * 100
-    placements += np.concatenate([codes for codes, _ in parts]).astype(np.uint32)
+    numbers = streets.numbers().astype(np.uint32)[street] + 1
+    placements = placement(numbers, part, np.concatenate([c for c, _ in parts]).astype(np.uint32))
     player = streets.player[street]
     # Each part's cards come player by player: a stable sort merges the five runs.
     order = np.argsort(player, kind="stable")

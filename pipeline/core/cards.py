@@ -15,17 +15,14 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.helpers.encoding import CANONICAL, JOKER, N_STANDARD, RANKS, SUITS, card_code
 from pipeline.helpers.errors import CardError
 
-RANKS = "23456789TJQKA"
-SUITS = "cdhs"
-JOKER = 52
+__all__ = ["CANONICAL", "JOKER", "N_STANDARD", "RANKS", "SUITS"]
+
 INVALID = -1
-N_STANDARD = 52
 
 CardCodes = npt.NDArray[np.int8]
-
-CANONICAL: tuple[str, ...] = (*(r + s for r in RANKS for s in SUITS), "JK")
 
 
 def _spellings() -> dict[str, int]:
@@ -36,7 +33,7 @@ def _spellings() -> dict[str, int]:
         for s, suit in enumerate(SUITS):
             for rs in rank_spellings:
                 for ss in (suit, suit.upper()):
-                    table[rs + ss] = r * 4 + s
+                    table[rs + ss] = card_code(r, s)
     for j in ("JK", "Jk", "jK", "jk"):
         table[j] = JOKER
     return table

@@ -29,6 +29,7 @@ import pyarrow as pa
 from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.core.rules import RuleBook
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
+from pipeline.helpers.encoding import macros_sql
 from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.stages import Stages
 from pipeline.storage.files import log_of
@@ -137,6 +138,7 @@ def append_to(
         # cost 0.7 s of a 100,000-hand day's checkpoint (it adds 0.7% to the file).
         con.execute("SET max_vacuum_tasks = 0")
         con.execute("BEGIN TRANSACTION")
+        con.execute(macros_sql())  # an audit written before audits held them gains them
         try:
             summary = _append(run, fresh, con, db, stages, workers)
             _commit(con, kept, out_dir)

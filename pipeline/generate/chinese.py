@@ -28,6 +28,7 @@ from pipeline.generate.house import House
 from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
 from pipeline.generate.shuffle import FAVOURED_SEAT, Dealer
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
+from pipeline.helpers.encoding import rank_of, suit_of
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
@@ -131,9 +132,10 @@ def settings_of(
     takes a candidate at random and fouls as often as not. With `fantasyland` (the
     open-face games), a pair of queens or better is also tried on top, and a setting
     that earns Fantasyland counts for more."""
-    ranks = cards // 4
+    ranks = rank_of(cards)
     same_rank = (ranks[:, :, None] == ranks[:, None, :]).sum(axis=2)
-    same_suit = ((cards % 4)[:, :, None] == (cards % 4)[:, None, :]).sum(axis=2)
+    suits = suit_of(cards)
+    same_suit = (suits[:, :, None] == suits[:, None, :]).sum(axis=2)
     keys = [-(same_rank * 16 + ranks), -(same_suit * 16 + ranks), -ranks]
     keys.append(np.where((same_rank >= 2) & (ranks >= 10), 100 + ranks, keys[0]))
     keys += [rng.random(cards.shape) for _ in range(8)]

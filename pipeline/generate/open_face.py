@@ -29,6 +29,7 @@ from pipeline.generate.house import House
 from pipeline.generate.records import Step, hand_head, result, seat_head, settled, settlements
 from pipeline.generate.shuffle import FAVOURED_SEAT, Dealer
 from pipeline.generate.tables import SEATS, Tables, seat_changes, seat_two
+from pipeline.helpers.encoding import rank_of
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
@@ -159,7 +160,7 @@ def _streets_of(
 
 def _thrown(street: npt.NDArray[np.int8], keep: int) -> npt.NDArray[np.int8]:
     """The cards a player throws from a street, keeping `keep`: the lowest ranks."""
-    return street[np.argsort(street // 4, kind="stable")[: len(street) - keep]]
+    return street[np.argsort(rank_of(street), kind="stable")[: len(street) - keep]]
 
 
 def _play(

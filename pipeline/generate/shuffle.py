@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.core.cards import JOKER, N_STANDARD
+from pipeline.helpers.encoding import suit_of
 from pipeline.helpers.errors import AuditError
 
 Cards = npt.NDArray[np.int8]
@@ -83,8 +84,8 @@ class Dealer:
         n, width = cards.shape
         for p in np.flatnonzero(favoured.any(axis=0)):
             card = cards[:, p]
-            hearts = (cards % 4 == HEARTS) & (cards != JOKER) & ~favoured
-            act = rows & favoured[:, p] & (card != JOKER) & (card % 4 != HEARTS)
+            hearts = (suit_of(cards) == HEARTS) & (cards != JOKER) & ~favoured
+            act = rows & favoured[:, p] & (card != JOKER) & (suit_of(card) != HEARTS)
             act &= (self.rng.random(n) < self.strength) & hearts.any(axis=1)
             pick = np.argmax(np.where(hearts, self.rng.random((n, width)), -1.0), axis=1)
             r = np.flatnonzero(act)

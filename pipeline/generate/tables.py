@@ -226,7 +226,7 @@ def settings_for(
     a few split at random.
     """
     shape = cards.shape[:-1]
-    strength = np.where(cards == JOKER, 99, cards // 4 * 4 + cards % 4)
+    strength = np.where(cards == JOKER, 99, cards)  # by rank, then suit
     noise = rng.random(cards.shape) * 0.5
     habit = rng.random(shape)
     key = np.where((habit > 0.9)[..., None], rng.random(cards.shape), -strength - noise)

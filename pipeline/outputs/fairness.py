@@ -20,16 +20,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core import fairness
-from pipeline.core.cards import CANONICAL, JOKER, N_STANDARD, RANKS
+from pipeline.core.cards import CANONICAL, JOKER, N_STANDARD
 from pipeline.core.fairness import Deals, Verdict
 from pipeline.core.games import LAYOUTS, VARIANTS, Family, Layout, Variant
+from pipeline.helpers.encoding import (
+    DEALT_PART,
+    GROUPS_PER_KEY,
+    N_RANKS,
+    N_SUITS,
+    group_count,
+    rank_of,
+    suit_of,
+)
 from pipeline.helpers.packing import CARDS
+from pipeline.outputs.registry import FAIRNESS
 from pipeline.outputs.reports import (
     SQL_DIR,
     Filters,
     ReportError,
     ReportResult,
-    ReportSpec,
     bind,
     period,
 )
@@ -61,32 +70,7 @@ KINDS = {
     "natural": "naturals",
     "fantasyland_entry": "Fantasyland entries",
 }
-NOTES = (
-    "These tests look for what a fair shuffle would rarely make: a seat (or, with --player, "
-    "a player) dealt some suits, ranks, cards or jokers more or less often than the deck "
-    "allows; consecutive cards dealt to an open-face player that follow each other; a "
-    "player with more Home Runs, scoops, naturals or Fantasyland entries than the other "
-    "players of the same tables. A flag says a pattern is unlikely under a fair deal, at "
-    "the family-wise false-alarm rate stated, over the tests made; it does not say how it "
-    "came about. A clean report does not certify the shuffle: a weak bias, or one that "
-    "ties cards to nothing counted here (a predictable but uniform shuffle, a leak of "
-    "other players' cards), passes unseen. Tests with too few hands say 'insufficient "
-    "data'."
-)
-SPEC = ReportSpec(
-    name="fairness",
-    title="Deal fairness",
-    question="Was the deck fair, and was any seat or player favoured?",
-    parameters="from_day, to_day (UTC dates, inclusive), table_id, player_id, variant; alpha",
-    total={},
-    headline=(
-        "{tests} tests made ({insufficient} with insufficient data); {flagged} flagged at a "
-        "family-wise false-alarm rate of {alpha} (Holm, half the rate for the deal's tests and "
-        "half for the players, those too few hands left untested included)"
-    ),
-    sql="",
-    notes=NOTES,
-)
+SPEC = FAIRNESS
 COLUMNS = pa.schema(
     [
         ("test", pa.string()),
@@ -257,7 +241,7 @@ def _jokers(table: str, layout: Layout) -> str:
     )
 
 
-_DEALT_PART = "lambda x: (x // 100) % 10 = 0"  # a placement of a dealt card (store.py)
+_DEALT_PART = f"lambda x: part_of(x) = {DEALT_PART}"  # a placement of a dealt card
 _CHINESE_CARDS = LAYOUTS[Layout.chinese].cards_per_player
 _TAIWANESE_CARDS = LAYOUTS[Layout.taiwanese].cards_per_player
 _NO_STREETS = (
@@ -272,7 +256,7 @@ _CARDS_VIEW = (
     + _packed_cards("family_row_values", Layout.chinese, f"AND {_NO_STREETS}")
     + f"""
 UNION ALL
-SELECT hand_id, variant, seat, grp, place - 1, (card % 100)::INTEGER, true
+SELECT hand_id, variant, seat, grp, place - 1, placed_card(card)::INTEGER, true
 FROM (
     SELECT p.hand_id, p.variant, p.seat, p.grp,
            unnest(list_filter(s.placements, {_DEALT_PART})) AS card,
@@ -282,8 +266,7 @@ FROM (
 )
 UNION ALL
 SELECT h.hand_id, h.variant, NULL, {BOARDS_GROUP}, i,
-       (instr('{RANKS}', {_BOARD_CARD}[1]) - 1) * 4 + instr('cdhs', {_BOARD_CARD}[2]) - 1,
-       false
+       card_of_text({_BOARD_CARD}), false
 FROM fair_hands h, range({_BOARD_CARDS}) AS t(i)
 WHERE h.in_scope AND h.boards <> '' AND 3 * i < length(h.boards)"""
 )
@@ -330,7 +313,6 @@ def _premium_kinds() -> pa.Table:
     return pa.Table.from_pylist(rows)
 
 
-GROUP_BITS = 7  # sql/fairness/cuts.sql packs each group's cards in 7 bits
 REST_GROUP = -1
 
 
@@ -363,8 +345,8 @@ class Dealt:
         rest): their standard cards, or with `keep`, all their cards."""
         chosen = list(range(len(self.codes) - 1)) if keep is None else keep
         keys = self.standard_keys if keep is None else self.dealt_keys
-        shifts = GROUP_BITS * np.array([self.codes[i] for i in chosen], dtype=np.int64)
-        patterns = (keys[:, None] >> shifts) & ((1 << GROUP_BITS) - 1)
+        groups = np.array([self.codes[i] for i in chosen], dtype=np.int64)
+        patterns = group_count(keys[:, None], groups)
         patterns = np.concatenate([patterns, np.zeros((len(keys), 1), np.int64)], axis=1)
         labels = [self.labels[i] for i in chosen] + [self.labels[-1]]
         return Deals.from_patterns(deck, labels, patterns.astype(np.float64), self.cut_hands)
@@ -378,7 +360,7 @@ def dealt_by_game(counts: Counts) -> Iterator[Dealt]:
             continue
         standard, dealt, hands = (mine[c].to_numpy() for c in ("standard", "dealt", "hands"))
         present = np.bitwise_or.reduce(dealt)
-        codes = [g for g in range(64 // GROUP_BITS) if (present >> (GROUP_BITS * g)) & 127]
+        codes = [g for g in range(GROUPS_PER_KEY) if group_count(int(present), g)]
         codes = [*sorted(codes, key=lambda g: (g == BOARDS_GROUP, g)), REST_GROUP]
         labels = [_label(g, counts.by_player) for g in codes]
         row = {g: i for i, g in enumerate(codes)}
@@ -464,8 +446,8 @@ def _membership(of: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]
 
 _CODES = np.arange(N_STANDARD)
 _CATEGORIES = (
-    ("suit", _membership(_CODES % 4, 4), SUITS),
-    ("rank", _membership(_CODES // 4, 13), RANK_NAMES),
+    ("suit", _membership(suit_of(_CODES), N_SUITS), SUITS),
+    ("rank", _membership(rank_of(_CODES), N_RANKS), RANK_NAMES),
     ("card", np.eye(N_STANDARD), CANONICAL[:N_STANDARD]),
 )
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from pipeline import __version__
 from pipeline.helpers.display import cell, is_number
+from pipeline.helpers.encoding import N_RANKS, N_STANDARD, card_code
 from pipeline.outputs.explain import explain
 from pipeline.outputs.reports import ReportError
 from pipeline.storage.store import open_audit
@@ -274,7 +275,7 @@ def _heat_map(game: str, groups: list[str], observed: Any, expected: Any, z: Any
     from pipeline.outputs.fairness import SUITS
 
     size, left, top = 13, 110, 30
-    width, height = left + 52 * size + 10, top + len(groups) * size + 40
+    width, height = left + N_STANDARD * size + 10, top + len(groups) * size + 40
     title = f"{game}: each card dealt to each group, against a fair deal"
     parts = [
         f'<svg class="chart" role="img" aria-label="{html.escape(title)}" width="{width}" '
@@ -287,8 +288,8 @@ def _heat_map(game: str, groups: list[str], observed: Any, expected: Any, z: Any
             f'<text x="{left - 6}" y="{y + size - 3}" font-size="11" text-anchor="end">'
             f"{html.escape(group)}</text>"
         )
-        for column in range(52):
-            c = column % 13 * 4 + column // 13  # suit by suit, 2 to A in each
+        for column in range(N_STANDARD):
+            c = card_code(column % N_RANKS, column // N_RANKS)  # suit by suit, 2 to A in each
             shade = min(abs(float(z[g, c])) / 4, 1.0)
             light = int(255 * (1 - shade))
             rgb = (255, light, light) if z[g, c] > 0 else (light, light, 255)

@@ -56,6 +56,8 @@ class ReportSpec:
     headline: str
     sql: str
     notes: str = ""  # what the report can and cannot show, said before its rows
+    options: frozenset[str] = frozenset()  # what it takes beyond the filters (registry)
+    filtered: bool = True  # whether it takes the filters
 
 
 @dataclass(frozen=True)
@@ -160,17 +162,6 @@ def _spec(name: str, text: str) -> ReportSpec:
         headline=" ".join(header.get("headline", [])),
         sql=text,
     )
-
-
-def listing() -> str:
-    """A line for every report: its name, title and question."""
-    lines = [f"{spec.name:<22} {spec.title}: {spec.question}" for spec in catalog().values()]
-    lines.append(
-        f"{'fairness':<22} Deal fairness: was the deck fair, and was any seat or player "
-        "favoured? (--alpha)"
-    )
-    lines.append(f"{'audit':<22} The audit at a glance, as one offline HTML file (--html)")
-    return "\n".join(lines)
 
 
 def run_report(db: Path, name: str, filters: Filters) -> ReportResult:

@@ -17,10 +17,10 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.core.batch import STREET_PARTS
-from pipeline.core.cards import CANONICAL
 from pipeline.core.checks.table import QUARANTINE_APPEARANCES
 from pipeline.core.evaluator.values import hand_values
 from pipeline.core.games import LAYOUTS, Layout, Variant
+from pipeline.helpers.encoding import macros_sql
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.packing import CARDS, VALUES
@@ -67,10 +67,6 @@ WHERE quarantine.hand_id = h.hand_id AND quarantine."check" = 'duplicate_hand'
 """
 
 
-# The text of each card code, for the view to spell the stored codes.
-_CARD_TEXT = "[" + ", ".join(f"'{c}'" for c in CANONICAL) + "]"
-
-
 def _row_places(layout: Variant) -> str:
     """Per stored value: its index among the player's values (from 1), its board (NULL
     without boards) and row, and the first and last of the row's cards among the
@@ -92,7 +88,7 @@ def _spread_rows(table: str, layout: Variant, extra: str) -> str:
     return f"""
 SELECT r.hand_id, r.seat, k.board, k."row",
        array_to_string(list_transform(range(k.first, k.last + 1),
-                                      lambda c: {_CARD_TEXT}[{card} + 1]), ' ') AS cards,
+                                      lambda c: card_text({card})), ' ') AS cards,
        v.value, v.category, v.label, {extra}
 FROM {table} r
 CROSS JOIN (VALUES {_row_places(layout)}) AS k(i, board, "row", first, last)
@@ -113,13 +109,13 @@ ROWS_VIEW = (
         "NULL::VARCHAR[] AS joker_as, r.royalties[k.i]::INTEGER",
     )
 )
-# A placement is street * 1000 + part * 100 + card code: the street from 1, the part an
-# index into STREET_PARTS (0 dealt, 1 top, 2 middle, 3 bottom, 4 discard).
+# Each placement's part is an index into STREET_PARTS (helpers.encoding).
 STREETS_VIEW = (
     "CREATE VIEW streets AS SELECT hand_id, seat, street, "
     + ", ".join(
-        "array_to_string(list_transform(list_filter(placements, lambda p: p // 100 = "
-        f"street * 10 + {part}), lambda p: {_CARD_TEXT}[p % 100 + 1]), ' ') AS {name}"
+        "array_to_string(list_transform(list_filter(placements, lambda p: street_of(p) = "
+        f"street AND part_of(p) = {part}), lambda p: card_text(placed_card(p))), ' ') "
+        f"AS {name}"
         for part, name in enumerate(STREET_PARTS)
     )
     + " FROM (SELECT *, unnest(generate_series(1, streets)) AS street FROM player_streets)"
@@ -180,7 +176,18 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
             f"{db} is a DuckDB database, but not an audit (it has no audit tables): give "
             "the audit.duckdb that `handaudit verify` wrote."
         )
+    if not has_macros(con):  # written before audits held them: this connection's own
+        con.execute(macros_sql(temporary=True))
     return con
+
+
+def has_macros(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a database holds the encoding macros (an audit written before audits held
+    them does not, until it is next appended to)."""
+    found = con.execute(
+        "SELECT count(*) FROM duckdb_functions() WHERE function_name = 'placed_card'"
+    ).fetchall()
+    return bool(found[0][0])
 
 
 def audited_inputs(db: Path) -> tuple[Path, ...]:
@@ -240,6 +247,7 @@ class AuditStore:
         con.execute(
             "INSERT INTO audit_info VALUES (?, ?)", [SCHEMA_VERSION, f"handaudit {__version__}"]
         )
+        con.execute(macros_sql())
         con.execute(ROWS_VIEW)
         con.execute(STREETS_VIEW)
         return con

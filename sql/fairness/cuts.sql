@@ -1,10 +1,9 @@
 -- How the hands cut the deck: per hand, each group's standard cards and all its cards,
--- packed 7 bits a group (group g at bit 7 * g; no group holds 128 cards); how many hands
--- cut it so. fairness.Dealt reads the keys.
+-- as cut keys (the audit's macros); how many hands cut it so. fairness.Dealt reads them.
 WITH per_hand AS (
     SELECT variant,
-           sum(standard::BIGINT << (7 * grp)) AS standard,
-           sum(dealt::BIGINT << (7 * grp)) AS dealt
+           sum(cut_key(standard, grp)) AS standard,
+           sum(cut_key(dealt, grp)) AS dealt
     FROM fair_sizes
     GROUP BY hand_id, variant
 )

@@ -10,10 +10,10 @@ WITH dealt AS (
     GROUP BY ALL
 ),
 read_as AS (
-    SELECT variant, 'suit' AS kind, list_transform(cards, lambda c: c % 4) AS seq, 4 AS size
+    SELECT variant, 'suit' AS kind, list_transform(cards, lambda c: suit_of(c)) AS seq, 4 AS size
     FROM dealt
     UNION ALL
-    SELECT variant, 'rank', list_transform(cards, lambda c: c // 4), 13
+    SELECT variant, 'rank', list_transform(cards, lambda c: rank_of(c)), 13
     FROM dealt
 ),
 counted AS (

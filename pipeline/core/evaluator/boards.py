@@ -14,6 +14,7 @@ import numpy.typing as npt
 from pipeline.core.cards import JOKER
 from pipeline.core.evaluator import memo
 from pipeline.core.evaluator.tables import RANK_KEY, flush_best, multisets, rank5
+from pipeline.helpers.encoding import rank_of, suit_of
 
 NO_SUIT = -1
 _SUIT_DIGIT = 8  # suit counts packed as octal digits: up to 7 cards of a suit
@@ -34,7 +35,7 @@ def rank_bit_in_suit() -> npt.NDArray[np.int32]:
     table = np.zeros((5, JOKER + 1), dtype=np.int32)
     codes = np.arange(JOKER)
     for suit in range(4):
-        table[suit + 1, codes] = np.where(codes % 4 == suit, 1 << (codes // 4), 0)
+        table[suit + 1, codes] = np.where(suit_of(codes) == suit, 1 << rank_of(codes), 0)
     return table.ravel()
 
 
@@ -47,7 +48,7 @@ def _rank_and_suit_key() -> npt.NDArray[np.int32]:
     """
     key = np.zeros(JOKER + 1, dtype=np.int32)
     codes = np.arange(JOKER)
-    key[:JOKER] = RANK_KEY[codes // 4] + (_SUIT_DIGIT ** (codes % 4) << _SUIT_SHIFT)
+    key[:JOKER] = RANK_KEY[rank_of(codes)] + (_SUIT_DIGIT ** suit_of(codes) << _SUIT_SHIFT)
     return key
 
 

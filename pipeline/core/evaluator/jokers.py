@@ -20,6 +20,7 @@ import numpy.typing as npt
 from pipeline.core.evaluator import memo
 from pipeline.core.evaluator.tables import multisets
 from pipeline.core.evaluator.values import FIVE_CARD_VALUES, ranks_of
+from pipeline.helpers.encoding import card_code
 
 Codes = npt.NDArray[np.int8]
 
@@ -53,9 +54,9 @@ def _first_free(
     used: npt.NDArray[np.uint64], rank: npt.NDArray[np.integer], which: int = 0
 ) -> Codes:
     """The code of the first (which=0) or second (1) free card of each rank."""
-    taken = (used >> (rank.astype(np.uint64) * np.uint64(4))) & np.uint64(15)
+    taken = (used >> card_code(rank.astype(np.uint64), np.uint64(0))) & np.uint64(15)
     suit = _free_suits()[which][taken.astype(np.intp)]
-    return (rank.astype(np.int8) * 4 + suit).astype(np.int8)
+    return card_code(rank.astype(np.int8), suit).astype(np.int8)
 
 
 def substitutes(
@@ -102,14 +103,14 @@ def _flush_substitutes(
     needed = (_value_rank_mask()[value] & ~suited).astype(np.uint64)
     n_needed = np.bitwise_count(needed)
     low = _lowest_bit(np.where(needed == 0, np.uint64(1), needed))
-    low_card = (low * 4 + flush_suit).astype(np.int8)
+    low_card = card_code(low, flush_suit).astype(np.int8)
     free = ~used & np.uint64((1 << 52) - 1)
     first = _lowest_bit(free)
     if jokers == 1:
         return np.where(n_needed == 0, first, low_card)[:, None]
     second = _lowest_bit(free & (free - np.uint64(1)))
     high = needed & ~(needed & (~needed + np.uint64(1)))
-    high_card = _lowest_bit(np.where(high == 0, np.uint64(1), high)) * 4 + flush_suit
+    high_card = card_code(_lowest_bit(np.where(high == 0, np.uint64(1), high)), flush_suit)
     c1 = np.where(n_needed == 2, low_card, first)
     c2 = np.select(
         [n_needed == 0, n_needed == 2, first == low_card],

@@ -42,6 +42,7 @@ from pipeline.core.games.game import (
 from pipeline.core.games.game import (
     SURRENDER as DECIDED_SURRENDER,
 )
+from pipeline.helpers.encoding import N_RANKS, N_SUITS, card_code, rank_of, suit_of
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
@@ -244,11 +245,13 @@ def naturals_made(cards: npt.NDArray[np.int8]) -> Flags:
     n = len(cards)
     codes = cards.astype(np.int64)
     owner = np.arange(n)[:, None]
-    ranks = np.bincount((owner * 13 + codes // 4).ravel(), minlength=n * 13).reshape(n, 13)
-    suits = np.bincount((owner * 4 + codes % 4).ravel(), minlength=n * 4).reshape(n, 4)
+    ranks = np.bincount((owner * N_RANKS + rank_of(codes)).ravel(), minlength=n * N_RANKS)
+    ranks = ranks.reshape(n, N_RANKS)
+    suits = np.bincount((owner * N_SUITS + suit_of(codes)).ravel(), minlength=n * N_SUITS)
+    suits = suits.reshape(n, N_SUITS)
     by_size = -np.sort(-suits, axis=1)
     dragon = (ranks == 1).all(axis=1)
-    rank = codes // 4
+    rank = rank_of(codes)
     red = (suits[:, 1] + suits[:, 2]) == 13  # diamonds and hearts (suits "cdhs")
     masks = (np.uint64(1) << codes.astype(np.uint64)).sum(axis=1, dtype=np.uint64)
     return np.stack(
@@ -278,7 +281,7 @@ def _three_straight_flushes() -> npt.NDArray[np.uint64]:
     fives = [(12, 0, 1, 2, 3)] + [tuple(range(r, r + 5)) for r in range(9)]
 
     def masks(runs: Sequence[tuple[int, ...]]) -> list[int]:
-        return [sum(1 << (r * 4 + suit) for r in run) for run in runs for suit in range(4)]
+        return [sum(1 << card_code(r, suit) for r in run) for run in runs for suit in range(4)]
 
     found = set()
     five = masks(fives)
