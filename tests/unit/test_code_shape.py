@@ -40,7 +40,7 @@ FLOORS = (
     ("pipeline.outputs",),
     ("pipeline.engine", "pipeline.generate"),
     ("pipeline.spark",),
-    ("pipeline.cli", "pipeline.entry", "pipeline.__main__"),
+    ("pipeline.cli", "pipeline.entry", "pipeline.__main__", "pipeline.api"),
 )
 LONGEST_FUNCTION = 60
 
