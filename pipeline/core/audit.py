@@ -3,7 +3,7 @@
 evaluate -> score -> money -> outcome checks and the rules of one hand's seating
 (cover, largest group), then the result tables of audit-output.md (money as
 DECIMAL(18, 2)). The table rules, which need the hands before and after, run on the
-stored results (`checks/table.py`).
+stored results (`storage/table_rules.py`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.core.rules import RuleBook
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.helpers.encoding import macros_sql
@@ -46,6 +45,7 @@ from pipeline.storage.ledger import (
 from pipeline.storage.profiles import merged_book, profile_rows, stored_book, table_rows
 from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
 from pipeline.storage.stored import COLUMNS
+from pipeline.storage.table_rules import QUARANTINE_APPEARANCES, check_table_rules
 
 # The tables the new records touch, from their first new hand number on: those of the
 # new hands and new quarantined records, and of a quarantined record whose hand the new

@@ -13,7 +13,6 @@ import duckdb
 import pyarrow as pa
 
 from pipeline import __version__
-from pipeline.core.checks.table import FIRST_HANDS
 from pipeline.core.rules import CONTRACT, RuleBook
 from pipeline.engine.parallel import audit_blocks
 from pipeline.helpers.interrupts import pause_at
@@ -22,6 +21,7 @@ from pipeline.helpers.stages import Stages
 from pipeline.ingest import Accounting, blocks
 from pipeline.storage.ledger import VerifiedHands
 from pipeline.storage.store import AuditStore
+from pipeline.storage.table_rules import FIRST_HANDS
 
 
 @dataclass

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.checks.table import QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.core.rules import CONTRACT, RuleBook
 from pipeline.engine.append import append_to
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
@@ -29,6 +28,7 @@ from pipeline.storage.ledger import (
 )
 from pipeline.storage.profiles import profile_rows, table_rows
 from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
+from pipeline.storage.table_rules import QUARANTINE_APPEARANCES, check_table_rules
 
 
 def verify(

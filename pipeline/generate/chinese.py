@@ -65,7 +65,7 @@ def simulate_chinese(
     rng = np.random.default_rng(seed)
     dealer = dealer or Dealer()
     house = house or House.contract(CHINESE)
-    t = Tables.open(rng, n_tables, 0.0, prefix=CHINESE.table_prefix)
+    t = Tables.open(rng, n_tables, 0.0, CHINESE)
     surrender_points = rng.integers(2, 5, n_tables)
     if house.named:
         rules_of = house.chinese

@@ -77,7 +77,7 @@ def simulate_open_face(
     # A deck holds 52 cards: with Fantasyland deals of more than 13, at most three play.
     most_cards = int(house.open_face.fantasyland_dealt[1][house.code])
     most = game.max_players if most_cards * game.max_players <= 52 else 52 // most_cards
-    t = Tables.open(rng, n_tables, 0.0, prefix=game.table_prefix)
+    t = Tables.open(rng, n_tables, 0.0, game)
     plays_fantasyland = rng.random(n_tables) < 0.85
     state = _Fantasyland(np.zeros(t.stack.shape, np.int64), np.zeros(t.stack.shape, bool))
     while (t.hand_no < hands_per_table).any():

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.core.cards import JOKER
-from pipeline.core.games import TAIWANESE_JOKERS as GAME
+from pipeline.core.games import Variant
 from pipeline.core.games.pairs import Pairs
 from pipeline.core.money import Settlement, settle
 from pipeline.generate.shuffle import Bias, Dealer, naive_shuffle
@@ -23,6 +23,10 @@ POINT_VALUES = np.array([10, 25, 50, 100, 200, 500])  # cents per point
 RAKE_RATES = np.array([30_000_000, 50_000_000, 100_000_000])  # billionths
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
+
+
+# Where a game has no floor, the generated players still top up or leave below this.
+SHORT_POINTS = 60
 
 
 @dataclass
@@ -41,8 +45,8 @@ class Tables:
     timed_out: npt.NDArray[np.bool_]  # (tables, seats) in the table's last hand
     hand_no: Ints
     clock: Ints  # seconds since the epoch
-    floor_points: int = GAME.floor_points  # the table's floor, as its house rules have it
-    cover_points: int = GAME.cover_points  # what a dealt player covers per opponent
+    floor_points: int  # below it a player is short: the table's floor, else SHORT_POINTS
+    cover_points: int  # what a dealt player covers per opponent
 
     @classmethod
     def open(
@@ -50,15 +54,20 @@ class Tables:
         rng: np.random.Generator,
         n: int,
         joker_share: float,
-        prefix: str = "G",
-        floor_points: int = GAME.floor_points,
-        cover_points: int = GAME.cover_points,
+        game: Variant,
+        floor_points: int | None = None,
+        cover_points: int | None = None,
     ) -> Tables:
+        """`n` tables of `game`, at its floor and cover unless house rules say otherwise
+        (in a game without a floor, players still feel short under SHORT_POINTS)."""
+        floor_points = game.floor_points if floor_points is None else floor_points
+        floor_points = floor_points or SHORT_POINTS
+        cover_points = game.cover_points if cover_points is None else cover_points
         point_value = rng.choice(POINT_VALUES, n)
         occupied = rng.random((n, SEATS)) < 0.8
         occupied[:, :2] = True
         return cls(
-            table_id=[f"{prefix}{1 + i:05d}" for i in range(n)],
+            table_id=[f"{game.table_prefix}{1 + i:05d}" for i in range(n)],
             point_value=point_value,
             rake_rate=rng.choice(RAKE_RATES, n),
             rake_cap=point_value * rng.choice(np.array([2, 4, 6, 10]), n),
@@ -149,11 +158,16 @@ def seat_two(t: Tables, idle: Flags) -> None:
 
 
 def largest_group(
-    stack: Ints, candidate: npt.NDArray[np.bool_], point_value: Ints, cover_points: int
+    game: Variant,
+    stack: Ints,
+    candidate: npt.NDArray[np.bool_],
+    point_value: Ints,
+    cover_points: int,
 ) -> Ints:
-    """Per table, the largest k (at most 6) such that k candidates can cover k players."""
+    """Per table, the largest k (at most the game's seats) such that k candidates can
+    cover k players."""
     k_best = np.zeros(len(stack), np.int64)
-    for k in range(GAME.min_players, GAME.max_players + 1):
+    for k in range(game.min_players, game.max_players + 1):
         need = cover_points * (k - 1) * point_value[:, None]
         able = (candidate & (stack >= need)).sum(axis=1)
         k_best = np.where(able >= k, k, k_best)

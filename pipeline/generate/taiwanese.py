@@ -78,9 +78,7 @@ def simulate_taiwanese(
     carries; `house`: the rules they are dealt by (the contract by default)."""
     rng = np.random.default_rng(seed)
     house = house or House.contract(GAME)
-    t = Tables.open(
-        rng, n_tables, joker_share, GAME.table_prefix, house.floor_points, house.cover_points
-    )
+    t = Tables.open(rng, n_tables, joker_share, GAME, house.floor_points, house.cover_points)
     state = _Dealing(np.zeros(n_tables, np.int64), np.full(n_tables, -1, np.int64))
     while (t.hand_no < hands_per_table).any():
         dealt, away, fault = _who_is_dealt(rng, t, state, hands_per_table, fault_rate)
@@ -110,7 +108,7 @@ def _who_is_dealt(
     floor = t.floor_points * t.point_value[:, None]
     away = t.occupied & (rng.random(t.stack.shape) < 0.03)
     candidate = t.occupied & ~t.timed_out & ~away & (t.stack >= floor)
-    k = largest_group(t.stack, candidate, t.point_value, t.cover_points)
+    k = largest_group(GAME, t.stack, candidate, t.point_value, t.cover_points)
     active = (k >= GAME.min_players) & (t.hand_no < hands_per_table)
     state.idle = np.where(active, 0, state.idle + 1)
     stuck = state.idle > 50

@@ -7,7 +7,7 @@ one unit of input or one bucket of hand tables at a time (no pyspark here).
   tables), and its hand ids (by bucket of ids).
 - `find_repeats`: among the ids of one bucket, the hands verified by two units, and
   the quarantined records whose hand was verified.
-- `judge_tables`: the table rules (`checks.table`, the local engine's SQL) over the
+- `judge_tables`: the table rules (`storage.table_rules`, the local engine's SQL) over the
   hands of whole tables; their findings written, the hands they flag given back.
 - `finish_units`: a unit's hands and quarantine completed (line numbers, verdicts).
 
@@ -29,7 +29,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.core.checks.table import FIRST_HANDS, QUARANTINE_APPEARANCES, check_table_rules
 from pipeline.core.rules import CONTRACT
 from pipeline.engine.parallel import AuditedBlock, audit_blocks
 from pipeline.engine.table_cache import cached_tables
@@ -51,6 +50,7 @@ from pipeline.spark.written import (
 from pipeline.storage.profiles import profile_rows
 from pipeline.storage.store import insert_rows, quarantine_table
 from pipeline.storage.stored import COLUMNS
+from pipeline.storage.table_rules import FIRST_HANDS, QUARANTINE_APPEARANCES, check_table_rules
 
 # What the table rules read of the stored tables (tests/spark checks that it is enough:
 # the rules run on tables of these columns alone).
@@ -212,7 +212,7 @@ def _rule_inputs(
 
 
 def _first_hands(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, str, int]]:
-    """Per hand table, the unit's first verified hand (`checks.table.FIRST_HANDS`), with
+    """Per hand table, the unit's first verified hand (`storage.table_rules.FIRST_HANDS`), with
     its players."""
     found = con.execute(
         "SELECT h.table_id, h.hand_no, h.hand_id, count(p.seat) "

@@ -17,7 +17,6 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.core.batch import STREET_PARTS
-from pipeline.core.checks.table import QUARANTINE_APPEARANCES
 from pipeline.core.evaluator.values import hand_values
 from pipeline.core.games import LAYOUTS, Layout, Variant
 from pipeline.helpers.encoding import macros_sql
@@ -25,7 +24,7 @@ from pipeline.helpers.errors import AuditError
 from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.packing import CARDS, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
-from pipeline.ingest.quarantine import Quarantined
+from pipeline.ingest.quarantine import QuarantineCheck, Quarantined
 from pipeline.storage.files import DB_NAME, log_of, partial_db, spill_dir
 from pipeline.storage.ledger import (
     SCHEMA_VERSION,
@@ -33,6 +32,7 @@ from pipeline.storage.ledger import (
     writer_config,
 )
 from pipeline.storage.stored import COLUMNS, PUBLISHED
+from pipeline.storage.table_rules import QUARANTINE_APPEARANCES
 
 __all__ = [
     "DB_NAME",
@@ -62,9 +62,9 @@ INSERT_THREADS = 2
 NAME_AUDITED_RECORDS = """
 UPDATE quarantine SET message = message || ': the one from ' || h.source
 FROM hands h
-WHERE quarantine.hand_id = h.hand_id AND quarantine."check" = 'duplicate_hand'
+WHERE quarantine.hand_id = h.hand_id AND quarantine."check" = '{duplicate}'
   AND quarantine.rowid > {after}
-"""
+""".replace("{duplicate}", QuarantineCheck.duplicate_hand.value)
 
 
 def _row_places(layout: Variant) -> str:

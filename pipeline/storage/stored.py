@@ -129,7 +129,7 @@ STORED: tuple[StoredTable, ...] = (
         per_hand=True,
         published=True,
     ),
-    # The audit's findings and the table rules' (`checks.table.TABLE_FINDING` tells them
+    # The audit's findings and the table rules' (`storage.table_rules.TABLE_FINDING` tells them
     # apart): a finding is its hand, check and place.
     StoredTable(
         "divergences",
@@ -158,7 +158,7 @@ STORED: tuple[StoredTable, ...] = (
         published=True,
     ),
     # The players of quarantined records as far as their JSON reads, for the table rules
-    # (`checks.table.QUARANTINE_APPEARANCES` derives them from `quarantine`).
+    # (`storage.table_rules.QUARANTINE_APPEARANCES` derives them from `quarantine`).
     StoredTable(
         "quarantine_appearances",
         f"""

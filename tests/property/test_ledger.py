@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.core.checks import table as table_rules
 from pipeline.engine.verify import verify
+from pipeline.storage import table_rules
 from pipeline.storage.stored import PUBLISHED
 from tests.conftest import EXAMPLES
 

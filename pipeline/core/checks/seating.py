@@ -2,7 +2,7 @@
 
 Both rules look at one hand alone (its dealt players, its point value and the players
 sitting out short), so they run over a batch's columns with the other per-hand checks,
-not over the stored history as the rules across hands do (`checks/table.py`).
+not over the stored history as the rules across hands do (`storage/table_rules.py`).
 They hold for the games that play them (the Taiwanese pair), with the values of each
 hand's profile (house-rules.md 2.1): what a pair can move, and the floor.
 """

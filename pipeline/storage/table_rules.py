@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from pipeline.core.checks.findings import DivergenceCheck
+from pipeline.ingest.quarantine import QuarantineCheck
+
 # The floor of rules.md section 7 is each hand's profile's (`rule_profiles`: house-rules.md
 # 2.1; 0 in the games without one).
 
@@ -31,7 +34,7 @@ INSERT INTO quarantine_appearances
 WITH quarantined AS (
     SELECT hand_id, raw::JSON AS record
     FROM {source}
-    WHERE hand_id IS NOT NULL AND json_valid(raw) AND "check" <> 'duplicate_hand'
+    WHERE hand_id IS NOT NULL AND json_valid(raw) AND "check" <> '{duplicate}'
 ),
 players AS (
     SELECT q.hand_id,
@@ -51,7 +54,7 @@ SELECT table_id, hand_no, hand_id, started_at,
            AS timed_out
 FROM players
 WHERE table_id IS NOT NULL AND hand_no IS NOT NULL
-"""
+""".replace("{duplicate}", QuarantineCheck.duplicate_hand.value)
 
 # Which tables the rules judge, and from which hand number on (`scope`: from_no NULL is
 # the whole table). A table's hands before from_no are not judged again; the last of
@@ -250,18 +253,19 @@ QUALIFY judged AND NOT quarantined AND previous_end IS NOT NULL
 """
 
 
-def _insert(check: str, select: str) -> str:
+def _insert(check: DivergenceCheck, select: str) -> str:
     return f"""
     INSERT INTO divergences (hand_id, table_id, "check", seat, opponent, board, "row",
                              expected, recorded, message)
-    SELECT hand_id, table_id, '{check}', seat, NULL, NULL, NULL, expected, recorded, message
+    SELECT hand_id, table_id, '{check.value}', seat, NULL, NULL, NULL, expected, recorded, message
     FROM ({select})
     ORDER BY table_id, hand_id, seat NULLS FIRST, message
     """
 
 
+# The check keeps its name under any profile's floor (house-rules.md 4).
 FLOOR = _insert(
-    "floor_60",  # the check keeps its name under any profile's floor (house-rules.md 4)
+    DivergenceCheck.floor_60,
     """
     SELECT hand_id, table_id, seat,
            CAST(floor_points * point_value AS DECIMAL(18,2))::VARCHAR AS expected,
@@ -278,7 +282,7 @@ FLOOR = _insert(
 )
 
 TIMEOUT = _insert(
-    "timeout_sit_out",
+    DivergenceCheck.timeout_sit_out,
     """
     SELECT n.hand_id, n.table_id, n.seat, 'sat out' AS expected, 'dealt in' AS recorded,
            format('seat {} ({}) timed out in hand {} and was dealt into the next hand',
@@ -291,7 +295,7 @@ TIMEOUT = _insert(
 )
 
 CONTINUITY = _insert(
-    "continuity",
+    DivergenceCheck.continuity,
     """
     SELECT hand_id, table_id, seat, (previous_end + add_on)::VARCHAR AS expected,
            stack_start::VARCHAR AS recorded,
@@ -309,7 +313,7 @@ CONTINUITY = _insert(
 )
 
 HAND_NUMBERS = _insert(
-    "hand_no",
+    DivergenceCheck.hand_no,
     """
     WITH numbered AS (  -- verified hands, and quarantined ones read with players
         SELECT hand_id, table_id, hand_no, started_at, judged FROM table_hands
@@ -349,7 +353,7 @@ HAND_NUMBERS = _insert(
 # Fantasyland (and the cards it deals) is what their previous hand there earned, and
 # nobody of a hand that earned it skips the next hand (unless they timed out).
 FANTASYLAND = _insert(
-    "fantasyland",
+    DivergenceCheck.fantasyland,
     """
     WITH open AS (
         SELECT a.table_id, a.hand_no, a.hand_id, p.seat, p.player_id, p.fantasyland,
@@ -410,9 +414,15 @@ _FIRST_HANDS = "CREATE OR REPLACE TEMP TABLE first_hands AS " + FIRST_HANDS.form
 
 # The checks the rules across hands raise (a yes-or-no Fantasyland finding is the hand's
 # own: `checks/family.py` records its expected value as true or false).
-TABLE_FINDING = """(
-    "check" IN ('floor_60', 'timeout_sit_out', 'continuity', 'hand_no')
-    OR ("check" = 'fantasyland' AND expected NOT IN ('true', 'false')))"""
+_ACROSS_HANDS = (
+    DivergenceCheck.floor_60,
+    DivergenceCheck.timeout_sit_out,
+    DivergenceCheck.continuity,
+    DivergenceCheck.hand_no,
+)
+TABLE_FINDING = f"""(
+    "check" IN ({", ".join(f"'{c.value}'" for c in _ACROSS_HANDS)})
+    OR ("check" = '{DivergenceCheck.fantasyland.value}' AND expected NOT IN ('true', 'false')))"""
 
 
 def check_table_rules(store: Store, scope: str | None = None) -> None:
