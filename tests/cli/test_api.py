@@ -22,7 +22,7 @@ from tests.conftest import EXAMPLES, ROOT
 
 REPORTS = [name for name, spec in registry.specs().items() if "html" not in spec.options]
 # Each report once whole and once filtered the ways it reads filters.
-FILTERS: list[dict[str, str]] = [
+FILTERS: list[dict[str, Any]] = [
     {},
     {"table_id": "T203000"},
     {"player_id": "T203004-p1", "from_day": "2026-01-01", "to_day": "2027-12-31"},
@@ -59,7 +59,7 @@ def _cli_json(db: Path, name: str, filters: dict[str, str]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("filters", FILTERS, ids=["whole", "table", "player", "game"])
 @pytest.mark.parametrize("name", REPORTS)
-def test_every_report_is_the_command_lines(db: Path, name: str, filters: dict[str, str]) -> None:
+def test_every_report_is_the_command_lines(db: Path, name: str, filters: dict[str, Any]) -> None:
     if name == "rules" and "player_id" in filters:
         pytest.skip("the rules report reads no player filter")
     cli = _cli_json(db, name, filters)
