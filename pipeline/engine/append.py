@@ -44,7 +44,6 @@ from pipeline.storage.ledger import (
 )
 from pipeline.storage.profiles import merged_book, profile_rows, stored_book, table_rows
 from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
-from pipeline.storage.stored import COLUMNS
 from pipeline.storage.table_rules import QUARANTINE_APPEARANCES, check_table_rules
 
 # The tables the new records touch, from their first new hand number on: those of the
@@ -80,11 +79,8 @@ class _Joined(AuditStore):
     def __init__(
         self, con: duckdb.DuckDBPyConnection, out_dir: Path, stages: Stages, before: int
     ) -> None:
-        self.out_dir, self.stages, self.con = out_dir, stages, con
+        super().__init__(out_dir, stages, con)
         self.quarantined_before, self.requarantined = before, 0
-        self.final = out_dir / DB_NAME
-        self._pending: dict[str, list[pa.Table]] = {name: [] for name in COLUMNS}
-        self._inserting = {}
         con.execute(
             "CREATE TEMP TABLE new_hands (hand_id VARCHAR, table_id VARCHAR, hand_no BIGINT)"
         )

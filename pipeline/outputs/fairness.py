@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core import fairness
+from pipeline.core.audit import ROW_TABLES
 from pipeline.core.cards import CANONICAL, JOKER, N_STANDARD
 from pipeline.core.fairness import Deals, Verdict
 from pipeline.core.games import LAYOUTS, VARIANTS, Family, Layout, Variant
@@ -251,9 +252,9 @@ _BOARD_CARD = "substr(h.boards, 3 * i + 1, 2)"  # canonical cards, one space bet
 _BOARD_CARDS = LAYOUTS[Layout.taiwanese].boards * LAYOUTS[Layout.taiwanese].board_size
 _CARDS_VIEW = (
     "CREATE OR REPLACE TEMP VIEW fair_cards AS"
-    + _packed_cards("row_values", Layout.taiwanese)
+    + _packed_cards(ROW_TABLES[Layout.taiwanese], Layout.taiwanese)
     + "\nUNION ALL"
-    + _packed_cards("family_row_values", Layout.chinese, f"AND {_NO_STREETS}")
+    + _packed_cards(ROW_TABLES[Layout.chinese], Layout.chinese, f"AND {_NO_STREETS}")
     + f"""
 UNION ALL
 SELECT hand_id, variant, seat, grp, place - 1, placed_card(card)::INTEGER, true
@@ -279,11 +280,11 @@ CREATE OR REPLACE TEMP VIEW fair_sizes AS
 SELECT p.hand_id, p.variant, p.grp,
        {_TAIWANESE_CARDS} - ({_jokers("r", Layout.taiwanese)}) AS standard,
        {_TAIWANESE_CARDS} AS dealt
-FROM fair_players p JOIN row_values r USING (hand_id, seat)
+FROM fair_players p JOIN {ROW_TABLES[Layout.taiwanese]} r USING (hand_id, seat)
 WHERE p.in_scope
 UNION ALL
 SELECT p.hand_id, p.variant, p.grp, {_CHINESE_CARDS}, {_CHINESE_CARDS}
-FROM fair_players p JOIN family_row_values f USING (hand_id, seat)
+FROM fair_players p JOIN {ROW_TABLES[Layout.chinese]} f USING (hand_id, seat)
 WHERE p.in_scope AND {_NO_STREETS}
 UNION ALL
 SELECT p.hand_id, p.variant, p.grp, n, n

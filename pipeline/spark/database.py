@@ -19,11 +19,9 @@ import duckdb
 from pipeline.spark.written import Written
 from pipeline.storage.ledger import write_failure
 from pipeline.storage.store import ParquetLoad
+from pipeline.storage.stored import EARLY
 
 T = TypeVar("T")
-# The tables whose files are final when their unit's task ends.
-EARLY = ("players", "row_values", "family_row_values", "settlements", "sitting_out",
-         "player_streets")  # fmt: skip
 
 
 class Database:

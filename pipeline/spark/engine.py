@@ -44,7 +44,7 @@ from pipeline.engine.run import Run, RunSummary, run_row
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
 from pipeline.ingest import Accounting
-from pipeline.spark.database import EARLY, Database
+from pipeline.spark.database import Database
 from pipeline.spark.session import spark_context
 from pipeline.spark.tasks import (
     Judged,
@@ -68,6 +68,7 @@ from pipeline.spark.written import (
 )
 from pipeline.storage.ledger import write_failure
 from pipeline.storage.profiles import profile_rows, table_rows
+from pipeline.storage.stored import EARLY
 
 
 def verify_on_spark(

@@ -13,11 +13,9 @@ import fcntl
 import hashlib
 import os
 import shutil
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -25,7 +23,14 @@ import pyarrow as pa
 from pipeline.helpers import settings
 from pipeline.helpers.errors import AuditError
 from pipeline.ingest.quarantine import Quarantined
-from pipeline.storage.files import leftovers, log_of, spill_dir
+from pipeline.storage.connection import (
+    connected,
+    holder,
+    is_locked,
+    refuse_foreign_log,
+    writer_config,
+)
+from pipeline.storage.files import leftovers
 
 # What the audit's tables look like; an append refuses an audit of another version.
 # 1: before versions were recorded; 2: runs keep the mode and the inputs' digests, and
@@ -76,16 +81,6 @@ def _clear_leftovers(out_dir: Path) -> None:
             shutil.rmtree(left, ignore_errors=True)
         else:
             left.unlink(missing_ok=True)
-
-
-def writer_config(out_dir: Path) -> dict[str, Any]:
-    """DuckDB's settings for a run writing an audit in `out_dir`. DuckDB keeps what it may
-    in memory; a cap (HANDAUDIT_DUCKDB_MEMORY) makes it spill to disk instead, so the
-    audit's memory does not grow with the input."""
-    return {
-        "memory_limit": settings.size(*settings.DUCKDB_MEMORY),
-        "temp_directory": str(spill_dir(out_dir)),
-    }
 
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
@@ -209,40 +204,18 @@ class VerifiedHands(set[str]):
 
 
 def connect(db: Path, out_dir: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """The audit itself, for an append; a reader holding it is named in a sentence."""
-    config = writer_config(out_dir)
+    """The audit itself, for an append; a reader holding it is named in a sentence (a
+    reader may be done in a moment: the append waits a little first)."""
     wait = settings.seconds(*settings.LOCK_WAIT)
-    waited = 0.0
-    while True:
-        try:
-            return duckdb.connect(str(db), read_only=read_only, config=config)
-        except duckdb.Error as error:
-            refuse_foreign_log(db, error)
-            if "lock" not in str(error).lower():
-                raise
-            if waited >= wait:  # a reader may be done in a moment: wait a little
-                held = error
-                break
-        time.sleep(0.25)
-        waited += 0.25
-    raise LedgerError(
-        f"The audit {db} is open in another process ({_holder(held)}), and DuckDB lets "
-        "no one read a file while it is written: close it and append again."
-    )
-
-
-def refuse_foreign_log(db: Path, error: duckdb.Error) -> None:
-    """A log beside `db` that DuckDB will not replay into it (another file's, or one
-    damaged) is said in a sentence that says what to do."""
-    text = str(error)
-    if "WAL" not in text or not log_of(db).exists():
-        return
-    raise LedgerError(
-        f"{log_of(db)} is not a log DuckDB can replay into {db} ({text.splitlines()[0]}). "
-        f"It may be damaged, or belong to another copy of the audit: move it away (the "
-        f"audit is then what "
-        f"{db.name} holds), or put back the {db.name} it came with."
-    )
+    try:
+        return connected(db, read_only=read_only, config=writer_config(out_dir), wait=wait)
+    except duckdb.Error as error:
+        if not is_locked(error):
+            raise
+        raise LedgerError(
+            f"The audit {db} is open in another process ({holder(error)}), and DuckDB lets "
+            "no one read a file while it is written: close it and append again."
+        ) from None
 
 
 def write_failure(error: duckdb.Error | OSError, out_dir: Path) -> AuditError:
@@ -261,9 +234,3 @@ def why_not_written(error: duckdb.Error | OSError, out_dir: Path) -> str:
         return f"the disk holding {out_dir} is full"
     writer = "DuckDB" if isinstance(error, duckdb.Error) else "the file system"
     return f"{writer} could not write it: " + text.splitlines()[0] if text else type(error).__name__
-
-
-def _holder(error: duckdb.Error) -> str:
-    text = str(error)
-    at = text.find("PID")
-    return text[at : at + 12].strip(" ).") if at >= 0 else "a reader or a writer"

@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline import __version__
+from pipeline.core.audit import ROW_TABLES
 from pipeline.core.batch import STREET_PARTS
 from pipeline.core.evaluator.values import hand_values
 from pipeline.core.games import LAYOUTS, Layout, Variant
@@ -25,12 +26,9 @@ from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.packing import CARDS, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
 from pipeline.ingest.quarantine import QuarantineCheck, Quarantined
+from pipeline.storage.connection import connected, is_locked, writer_config
 from pipeline.storage.files import DB_NAME, log_of, partial_db, spill_dir
-from pipeline.storage.ledger import (
-    SCHEMA_VERSION,
-    refuse_foreign_log,
-    writer_config,
-)
+from pipeline.storage.ledger import SCHEMA_VERSION
 from pipeline.storage.stored import COLUMNS, PUBLISHED
 from pipeline.storage.table_rules import QUARANTINE_APPEARANCES
 
@@ -98,13 +96,13 @@ JOIN hand_values v ON v.value_id = {value}"""
 ROWS_VIEW = (
     "CREATE VIEW rows AS"
     + _spread_rows(
-        "row_values",
+        ROW_TABLES[Layout.taiwanese],
         LAYOUTS[Layout.taiwanese],
         "r.joker_as[k.i] AS joker_as, NULL::INTEGER AS royalty",
     )
     + "\nUNION ALL"
     + _spread_rows(
-        "family_row_values",
+        ROW_TABLES[Layout.chinese],
         LAYOUTS[Layout.chinese],
         "NULL::VARCHAR[] AS joker_as, r.royalties[k.i]::INTEGER",
     )
@@ -157,19 +155,15 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
             f"{db} is a directory: give the audit database in it (such as {db / DB_NAME})."
         )
     try:
-        con = duckdb.connect(str(db), read_only=True)
-    except duckdb.IOException as error:
-        refuse_foreign_log(db, error)
-        if "lock" not in str(error).lower():
+        con = connected(db, read_only=True)
+    except duckdb.Error as error:
+        if not (isinstance(error, duckdb.IOException) and is_locked(error)):
             raise NoAuditError(f"{db} is not an audit database: {error}") from None
         raise NoAuditError(
             f"The audit {db} is being written by another process (an append under way): "
             "DuckDB lets no one read a file while one process writes it. Try again when it "
             "has finished."
         ) from None
-    except duckdb.Error as error:
-        refuse_foreign_log(db, error)
-        raise NoAuditError(f"{db} is not an audit database: {error}") from None
     if not is_audit(con):
         con.close()
         raise NoAuditError(
@@ -207,19 +201,30 @@ def is_audit(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 class AuditStore:
-    """An audit database being written; `commit` publishes it, `discard` drops it."""
+    """An audit database being written; `commit` publishes it, `discard` drops it.
 
-    def __init__(self, out_dir: Path, stages: Stages = NO_STAGES) -> None:
+    Given `con`, the rows go into that connection's database instead (an append writes
+    into the audit itself, in its transaction), and the caller commits or rolls back."""
+
+    def __init__(
+        self,
+        out_dir: Path,
+        stages: Stages = NO_STAGES,
+        con: duckdb.DuckDBPyConnection | None = None,
+    ) -> None:
         self.out_dir = out_dir
         self.stages = stages  # the inserts' seconds count as the "store" stage
-        out_dir.mkdir(parents=True, exist_ok=True)
         self.final = out_dir / DB_NAME
         self.partial = partial_db(out_dir)
-        self.partial.unlink(missing_ok=True)
         self._pending: dict[str, list[pa.Table]] = {name: [] for name in COLUMNS}
         self._inserters = ThreadPoolExecutor(INSERT_THREADS, thread_name_prefix="store")
         self._inserting: dict[str, Future[None]] = {}
         self._cursors: dict[str, duckdb.DuckDBPyConnection] = {}
+        if con is not None:
+            self.con = con
+            return
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.partial.unlink(missing_ok=True)
         try:
             self.con = self._new_database()
         except BaseException:  # interrupted, or out of memory: nothing left behind
@@ -227,8 +232,9 @@ class AuditStore:
             raise
 
     def _new_database(self) -> duckdb.DuckDBPyConnection:
-        con = duckdb.connect(
-            str(self.partial),
+        con = connected(
+            self.partial,
+            read_only=False,
             config={
                 **writer_config(self.out_dir),
                 # Checkpoint now and then, not at every 16 MB (each checkpoint

@@ -1,13 +1,14 @@
-"""The stored tables of an audit, in one place: each one's name, columns, key, whether its
-rows belong to one hand, and who writes it. The store creates them from here, the local
-and Spark engines emit and partition them from here, and an append merges them from here.
+"""The stored tables of an audit, in one place: each one's name and columns, whether it is
+partitioned by day, when its rows are final, and the name a user reads it by. The store
+creates them from here, the Parquet output and the Spark engine's partitions and early
+loads are derived from here, and the layouts' row tables are named from `audit.ROW_TABLES`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
+from pipeline.core.audit import ROW_TABLES
 from pipeline.core.games import LAYOUTS, Layout, Variant
 from pipeline.helpers.packing import CARDS, VALUES
 
@@ -16,25 +17,17 @@ MONEY = "DECIMAL(18,2)"
 LAYOUT = LAYOUTS[Layout.taiwanese]
 
 
-class Writer(StrEnum):
-    """What fills a table."""
-
-    audit = "audit"  # the audit of a batch of hands (`audit.BatchAudit.tables`)
-    ingest = "ingest"  # the records that cannot be scored
-    derived = "derived"  # derived from the stored tables when they are written
-    run = "run"  # the run itself: its row, the tables' version
-    fixed = "fixed"  # the same in every audit (the evaluator's values)
-
-
 @dataclass(frozen=True)
 class StoredTable:
     name: str
     columns: str  # DuckDB's column definitions
-    key: tuple[str, ...]  # what tells its rows apart
-    writer: Writer
-    per_hand: bool = False  # every row belongs to one hand (its hand_id)
     by_day: bool = False  # written by the day of its hand where a dataset is partitioned
-    published: bool = False  # a table of audit-output.md (the others serve the views)
+    # The table of audit-output.md a user reads its rows in: its own name, or a view's
+    # (`rows`); None for the tables that serve the views and the runs.
+    published_as: str | None = None
+    # Final once the unit of hands that wrote it is audited (the table rules add to
+    # `hands` and `divergences` later, the quarantine gathers every unit's).
+    early: bool = False
 
 
 def _row_values(layout: Variant, extra: str) -> str:
@@ -58,11 +51,8 @@ STORED: tuple[StoredTable, ...] = (
         {", ".join(f"board_{b + 1} VARCHAR" for b in range(LAYOUT.boards))},
         status VARCHAR, source VARCHAR, scoring VARCHAR, surrender_points BIGINT,
         fantasyland_rule BOOLEAN, rules VARCHAR""",
-        ("hand_id",),
-        Writer.audit,
-        per_hand=True,
         by_day=True,
-        published=True,
+        published_as="hands",
     ),
     StoredTable(
         "players",
@@ -74,37 +64,31 @@ STORED: tuple[StoredTable, ...] = (
         fouled BOOLEAN, recorded_fouled BOOLEAN, declare VARCHAR, "natural" VARCHAR,
         fantasyland BOOLEAN, fantasyland_next BOOLEAN, recorded_fantasyland_next BOOLEAN,
         fantasyland_cards BIGINT, cards_dealt BIGINT""",
-        ("hand_id", "seat"),
-        Writer.audit,
-        per_hand=True,
         by_day=True,
-        published=True,
+        published_as="players",
+        early=True,
     ),
     # The `rows` view reads these: each player's setting and row values are stored once
     # per player, in the table of the layout of their game, packed into 64-bit words
     # (cards: top, middle, bottom as card codes; values board-major: board 1 top, middle,
     # bottom, then board 2), and their text, category and label come from `hand_values`.
     StoredTable(
-        "row_values",
+        ROW_TABLES[Layout.taiwanese],
         _row_values(LAYOUTS[Layout.taiwanese], "joker_as VARCHAR[][]"),
-        ("hand_id", "seat"),
-        Writer.audit,
-        per_hand=True,
         by_day=True,
+        published_as="rows",
+        early=True,
     ),
     StoredTable(
-        "family_row_values",
+        ROW_TABLES[Layout.chinese],
         _row_values(LAYOUTS[Layout.chinese], "royalties TINYINT[3]"),
-        ("hand_id", "seat"),
-        Writer.audit,
-        per_hand=True,
         by_day=True,
+        published_as="rows",
+        early=True,
     ),
     StoredTable(
         "hand_values",
         "value_id SMALLINT, value VARCHAR, category VARCHAR, label VARCHAR",
-        ("value_id",),
-        Writer.fixed,
     ),
     # How each pair was decided (`games.game.Decision`): the case (DECIDED), whose natural,
     # surrender or foul it was, the rows each side won (bit k: row k, board by board), the
@@ -115,19 +99,15 @@ STORED: tuple[StoredTable, ...] = (
         hand_id VARCHAR, seat BIGINT, opponent BIGINT, points BIGINT, home_run VARCHAR,
         amount {MONEY}, decided VARCHAR, decided_by VARCHAR, rows_won SMALLINT,
         rows_lost SMALLINT, bonus BIGINT, royalties INTEGER[], opponent_royalties INTEGER[]""",
-        ("hand_id", "seat", "opponent"),
-        Writer.audit,
-        per_hand=True,
         by_day=True,
-        published=True,
+        published_as="settlements",
+        early=True,
     ),
     StoredTable(
         "sitting_out",
         f"hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack {MONEY}, reason VARCHAR",
-        ("hand_id", "seat"),
-        Writer.audit,
-        per_hand=True,
-        published=True,
+        published_as="sitting_out",
+        early=True,
     ),
     # The audit's findings and the table rules' (`storage.table_rules.TABLE_FINDING` tells them
     # apart): a finding is its hand, check and place.
@@ -136,26 +116,19 @@ STORED: tuple[StoredTable, ...] = (
         """
         hand_id VARCHAR, table_id VARCHAR, "check" VARCHAR, seat BIGINT, opponent BIGINT,
         board BIGINT, "row" VARCHAR, expected VARCHAR, recorded VARCHAR, message VARCHAR""",
-        ("hand_id", "check", "seat", "opponent", "board", "row", "message"),
-        Writer.audit,
-        per_hand=True,
-        published=True,
+        published_as="divergences",
     ),
     # The `streets` view reads this: each open-face player's streets are stored once, as
     # one list of numbers (store.STREETS_VIEW says how they read).
     StoredTable(
         "player_streets",
         "hand_id VARCHAR, seat BIGINT, streets INTEGER, placements UINTEGER[]",
-        ("hand_id", "seat"),
-        Writer.audit,
-        per_hand=True,
+        early=True,
     ),
     StoredTable(
         "quarantine",
         'source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR',
-        ("source",),
-        Writer.ingest,
-        published=True,
+        published_as="quarantine",
     ),
     # The players of quarantined records as far as their JSON reads, for the table rules
     # (`storage.table_rules.QUARANTINE_APPEARANCES` derives them from `quarantine`).
@@ -165,8 +138,6 @@ STORED: tuple[StoredTable, ...] = (
         table_id VARCHAR, hand_no BIGINT, hand_id VARCHAR, started_at TIMESTAMPTZ,
         player_id VARCHAR, seat BIGINT, stack_start {MONEY}, add_on {MONEY},
         stack_end {MONEY}, timed_out BOOLEAN""",
-        ("hand_id", "seat"),
-        Writer.derived,
     ),
     StoredTable(
         "runs",
@@ -176,9 +147,7 @@ STORED: tuple[StoredTable, ...] = (
         started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, records_read BIGINT,
         verified BIGINT, quarantined BIGINT, hands_diverged BIGINT, divergences BIGINT,
         rake_total DECIMAL(18,2), recorded_rake_total DECIMAL(18,2), seconds DOUBLE""",
-        ("run_id",),
-        Writer.run,
-        published=True,
+        published_as="runs",
     ),
     # The house-rules profiles the audit's hands were audited under (house-rules.md 3):
     # the standard one of each game and a rules file's, with the values each sets (JSON)
@@ -187,32 +156,18 @@ STORED: tuple[StoredTable, ...] = (
     StoredTable(
         "rule_profiles",
         'name VARCHAR, game VARCHAR, "values" VARCHAR, digest VARCHAR, floor_points BIGINT',
-        ("name", "game"),
-        Writer.run,
     ),
     StoredTable(
         "rule_tables",
         'entry BIGINT, "match" VARCHAR, profile VARCHAR, "from" TIMESTAMPTZ, until TIMESTAMPTZ',
-        ("entry",),
-        Writer.run,
     ),
     # The version of these tables (`ledger.SCHEMA_VERSION`), for an append to check.
-    StoredTable("audit_info", "schema_version INTEGER, written_by VARCHAR", (), Writer.run),
+    StoredTable("audit_info", "schema_version INTEGER, written_by VARCHAR"),
 )
-TABLES = {table.name: table for table in STORED}
 # Each table's DuckDB columns, by name.
 COLUMNS = {table.name: table.columns for table in STORED}
-# What an engine's tasks emit and an append merges: the audit's tables and the quarantine.
-FROM_INPUT = tuple(t.name for t in STORED if t.writer in (Writer.audit, Writer.ingest))
 # What a user sees: the tables of audit-output.md, `rows` (a view) in its place.
-PUBLISHED = (
-    "hands",
-    "players",
-    "rows",
-    "settlements",
-    "sitting_out",
-    "divergences",
-    "quarantine",
-    "runs",
-)
+PUBLISHED = tuple(dict.fromkeys(t.published_as for t in STORED if t.published_as))
 BY_DAY = tuple(t.name for t in STORED if t.by_day)
+# The tables final once their unit of hands is audited (the Spark engine loads them early).
+EARLY = tuple(t.name for t in STORED if t.early)

@@ -1,0 +1,74 @@
+"""Opening an audit's DuckDB database, one way for every command: the settings of a run
+that writes one (a memory cap that spills to disk, in the audit's own spill directory),
+a database another process holds told apart from other failures, and a log beside it
+that DuckDB will not replay said in a sentence."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipeline.helpers import settings
+from pipeline.helpers.errors import AuditError
+from pipeline.storage.files import log_of, spill_dir
+
+RETRY_SECONDS = 0.25
+
+
+class ForeignLogError(AuditError):
+    """A log beside the audit that DuckDB will not replay into it."""
+
+
+def writer_config(out_dir: Path) -> dict[str, Any]:
+    """DuckDB's settings for a run writing an audit in `out_dir`. DuckDB keeps what it may
+    in memory; a cap (HANDAUDIT_DUCKDB_MEMORY) makes it spill to disk instead, so the
+    audit's memory does not grow with the input."""
+    return {
+        "memory_limit": settings.size(*settings.DUCKDB_MEMORY),
+        "temp_directory": str(spill_dir(out_dir)),
+    }
+
+
+def connected(
+    db: Path, *, read_only: bool, config: dict[str, Any] | None = None, wait: float = 0.0
+) -> duckdb.DuckDBPyConnection:
+    """A connection to `db`, tried again for up to `wait` seconds while another process
+    holds it (`is_locked` tells that error from the others, which are raised at once)."""
+    waited = 0.0
+    while True:
+        try:
+            return duckdb.connect(str(db), read_only=read_only, config=config or {})
+        except duckdb.Error as error:
+            refuse_foreign_log(db, error)
+            if not is_locked(error) or waited >= wait:
+                raise
+        time.sleep(RETRY_SECONDS)
+        waited += RETRY_SECONDS
+
+
+def is_locked(error: duckdb.Error) -> bool:
+    """Whether DuckDB failed because another process holds the file."""
+    return "lock" in str(error).lower()
+
+
+def holder(error: duckdb.Error) -> str:
+    """The process DuckDB says holds the file, as far as it says."""
+    text = str(error)
+    at = text.find("PID")
+    return text[at : at + 12].strip(" ).") if at >= 0 else "a reader or a writer"
+
+
+def refuse_foreign_log(db: Path, error: duckdb.Error) -> None:
+    """A log beside `db` that DuckDB will not replay into it (another file's, or one
+    damaged) is said in a sentence that says what to do."""
+    text = str(error)
+    if "WAL" not in text or not log_of(db).exists():
+        return
+    raise ForeignLogError(
+        f"{log_of(db)} is not a log DuckDB can replay into {db} ({text.splitlines()[0]}). "
+        f"It may be damaged, or belong to another copy of the audit: move it away (the "
+        f"audit is then what {db.name} holds), or put back the {db.name} it came with."
+    )
