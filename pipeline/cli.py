@@ -428,7 +428,7 @@ def generate_command(
             dealer=dealer_for(bias, bias_share, bias_strength, seed),
             house=house,
         )
-    say(result.said(), err=True)
+    say(result.sentence(), err=True)
 
 
 HtmlFile = Annotated[

@@ -38,7 +38,7 @@ class Generated:
     path: Path
     faults_path: Path | None
 
-    def said(self) -> str:
+    def sentence(self) -> str:
         """What was written, in a sentence."""
         listed = f"; {self.faults} faults listed in {self.faults_path}" if self.faults_path else ""
         return f"wrote {self.hands:,} hands to {self.path}{listed}"

@@ -10,11 +10,15 @@ every audit database holds, so that a report in sql/ and the DuckDB CLI read the
 - A cut key (how one hand cut the deck among groups of cards: the seats, the boards)
   holds each group's count of cards in 7 bits, group g at bit 7 * g (no group holds 128
   cards, and nine groups fit in a signed 64-bit word).
+- A player's cards and row values are stored packed in 64-bit words (`packing.py`):
+  `cards_item(word, i)` and `values_item(word, i)` read one back.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from pipeline.helpers.packing import CARDS, VALUES
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -111,6 +115,8 @@ MACROS = (
     ("placed_card", "placement", f"placement % {PART_BASE}"),
     ("cut_key", "count, grp", f"count::BIGINT << ({GROUP_BITS} * grp)"),
     ("group_count", "key, grp", f"(key >> ({GROUP_BITS} * grp)) & {GROUP_MASK}"),
+    CARDS.macro,
+    VALUES.macro,
 )
 
 

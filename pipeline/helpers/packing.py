@@ -41,18 +41,27 @@ class Packing:
             packed[column] = (part << shifts[: part.shape[1]]).sum(axis=1)
         return packed
 
+    @property
+    def macro(self) -> tuple[str, str, str]:
+        """The DuckDB macro `NAME_item(word, i)`: item i of one word (helpers.encoding)."""
+        return f"{self.name}_item", "word, i", f"(word >> ({self.bits} * i)) & {self.mask}"
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.bits) - 1
+
     def unpacked_sql(self, alias: str, index: str, words: int) -> str:
-        """SQL for item `index` (0-based, an SQL expression) of the words of `alias`."""
+        """SQL for item `index` (0-based, an SQL expression) of the words of `alias` (the
+        macro reads it from its word)."""
         index = f"({index})"
         word = " ".join(
             f"WHEN {index} < {(w + 1) * self.per_word} THEN {alias}.{self.name}_{w + 1}"
             for w in range(words - 1)
         )
         last = f"{alias}.{self.name}_{words}"
-        chosen = f"(CASE {word} ELSE {last} END)" if words > 1 else last
-        return (
-            f"(({chosen} >> ({self.bits} * ({index} % {self.per_word}))) & {(1 << self.bits) - 1})"
-        )
+        chosen = f"CASE {word} ELSE {last} END" if words > 1 else last
+        within = f"{index} % {self.per_word}" if words > 1 else index
+        return f"{self.macro[0]}({chosen}, {within})"
 
 
 CARDS = Packing("cards", bits=6, per_word=10)

@@ -6,7 +6,7 @@ before they become decimals. Anything it would read differently from the models
 (an amount written as a JSON number, '1e2', a line holding two objects, a type
 error) makes it give up on that block, which is then read in pieces; Arrow names
 the line it stopped at, so the lines it cannot take are soon alone. Those go
-through the careful path: Python's json (keeping the literal text of numbers) and
+through the record-by-record path: Python's json (keeping the literal text of numbers) and
 the pydantic models, record by record.
 """
 
@@ -162,7 +162,7 @@ def _judged(source: str, record: Any, raw: bytes | str) -> Hand | Quarantined:
         )
 
 
-def careful(
+def record_by_record(
     sources: list[str], records: list[Any], raws: list[bytes | str], parsed: bool
 ) -> Decoded:
     """Record by record: parse (unless `parsed`), validate with the models, keep or reject."""
@@ -219,7 +219,7 @@ _STOPPED_AT = re.compile(r" in row (\d+)$")
 
 def _read_json(data: bytes, threads: bool) -> pa.Table | _Refused:
     """Arrow's JSON reader with the text schema, or the line where it gave up."""
-    whole = not threads or len(data) < _JSON_CHUNK  # one chunk: its rows count from the first
+    one_chunk = not threads or len(data) < _JSON_CHUNK  # one chunk: its rows count from the first
     try:
         return pj.read_json(
             io.BytesIO(data),
@@ -227,14 +227,14 @@ def _read_json(data: bytes, threads: bool) -> pa.Table | _Refused:
             # one at a time; with worker threads, each parses its own block alone.
             read_options=pj.ReadOptions(
                 use_threads=threads,
-                block_size=len(data) + 1 if whole else max(_JSON_CHUNK, len(data) // 2),
+                block_size=len(data) + 1 if one_chunk else max(_JSON_CHUNK, len(data) // 2),
             ),
             parse_options=pj.ParseOptions(
                 explicit_schema=text_schema(), unexpected_field_behavior="ignore"
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
-        stopped = _STOPPED_AT.search(str(error)) if whole else None
+        stopped = _STOPPED_AT.search(str(error)) if one_chunk else None
         return _Refused(
             int(stopped.group(1)) if stopped else None,
             number_for_text="from string to number" in str(error),
@@ -257,11 +257,13 @@ def decode_lines(block: LinesBlock, threads: bool = True) -> Decoded:
     raws: Sequence[bytes | str] = _BlockLines(block) if block.originals is None else block.originals
 
     def text(lo: int, hi: int) -> bytes:
-        whole = lo == 0 and hi == len(sources)
-        return block.text if whole else b"\n".join(block.lines[lo:hi])
+        all_of_it = lo == 0 and hi == len(sources)
+        return block.text if all_of_it else b"\n".join(block.lines[lo:hi])
 
     def one_by_one(lo: int, hi: int) -> Decoded:
-        return careful(sources[lo:hi], list(block.lines[lo:hi]), list(raws[lo:hi]), parsed=False)
+        return record_by_record(
+            sources[lo:hi], list(block.lines[lo:hi]), list(raws[lo:hi]), parsed=False
+        )
 
     return _columnar(text, sources, raws, one_by_one, threads)
 
@@ -274,7 +276,9 @@ def decode_objects(block: ObjectsBlock, threads: bool = True) -> Decoded:
     raws: list[bytes | str] = list(block.raws)
 
     def one_by_one(lo: int, hi: int) -> Decoded:
-        return careful(block.sources[lo:hi], block.records[lo:hi], raws[lo:hi], parsed=True)
+        return record_by_record(
+            block.sources[lo:hi], block.records[lo:hi], raws[lo:hi], parsed=True
+        )
 
     return _columnar(
         lambda lo, hi: b"\n".join(lines[lo:hi]), block.sources, raws, one_by_one, threads
@@ -407,16 +411,18 @@ def decode_arrow(block: ArrowBlock) -> Decoded:
     parts, start = [], 0
     for row in [*_rows_with_bad_amounts(batch), batch.num_rows]:
         if row > start:
-            parts.append(_cast_or_careful(batch.slice(start, row - start), sources[start:row]))
+            parts.append(
+                _cast_or_record_by_record(batch.slice(start, row - start), sources[start:row])
+            )
         if row < batch.num_rows:
             parts.append(_careful_rows(batch.slice(row, 1), sources[row : row + 1]))
         start = row + 1
-    if len(parts) > 1:  # as one table: dictionaries read plainly, as the careful path does
+    if len(parts) > 1:  # as one table: dictionaries read plainly, as the record-by-record path does
         parts = [dataclasses.replace(p, table=p.table.cast(schema())) for p in parts]
-    return concat(parts) if parts else _cast_or_careful(batch, sources)
+    return concat(parts) if parts else _cast_or_record_by_record(batch, sources)
 
 
-def _cast_or_careful(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> Decoded:
+def _cast_or_record_by_record(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> Decoded:
     """Rows whose amounts are fine: cast to the canonical schema, or if they do not cast
     (a type the models would read otherwise), record by record."""
     present = {f.name: f.type for f in batch.schema}
@@ -448,4 +454,4 @@ def _utc(column: pa.Array) -> pa.Array:
 def _careful_rows(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> Decoded:
     records = batch.to_pylist()
     raws: list[bytes | str] = [json.dumps(r, default=str) for r in records]
-    return careful(sources, records, raws, parsed=True)
+    return record_by_record(sources, records, raws, parsed=True)

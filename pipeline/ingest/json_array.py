@@ -39,9 +39,9 @@ from pipeline.ingest.parts import (
 from pipeline.ingest.quarantine import Quarantined
 
 _READ = 16 << 20
-_CHUNK = 1 << 20  # the careful reader's
+_CHUNK = 1 << 20  # the record-by-record reader's
 _QUOTE, _BACKSLASH, _LINE_FEED, _OPEN_OBJECT = ord('"'), ord("\\"), ord("\n"), ord("{")
-_BETWEEN = b" \t\r\n,"  # what may stand between the objects (as the careful reader allows)
+_BETWEEN = b" \t\r\n,"  # what may stand between the objects (as the record-by-record reader allows)
 # An object's line breaks made spaces: one object, one line.
 ONE_LINE = bytes.maketrans(b"\r\n", b"  ")
 

@@ -20,20 +20,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core import fairness
-from pipeline.core.audit import ROW_TABLES
 from pipeline.core.cards import CANONICAL, JOKER, N_STANDARD
 from pipeline.core.fairness import Deals, Verdict
-from pipeline.core.games import LAYOUTS, VARIANTS, Family, Layout, Variant
+from pipeline.core.games import VARIANTS
 from pipeline.helpers.encoding import (
-    DEALT_PART,
-    GROUPS_PER_KEY,
     N_RANKS,
     N_SUITS,
-    group_count,
     rank_of,
     suit_of,
 )
-from pipeline.helpers.packing import CARDS
+from pipeline.outputs.dealt import BOARDS_GROUP, PLAYER, Dealt, dealt_by_game
 from pipeline.outputs.registry import FAIRNESS
 from pipeline.outputs.reports import (
     SQL_DIR,
@@ -62,15 +58,7 @@ RANK_NAMES = (
     "kings",
     "aces",
 )
-REST = "rest"  # the cards no group was dealt
 PREMIUM = "premium: "  # how the players' tests are named
-_PLAYER = "player"  # the group of the player chosen by --player
-KINDS = {
-    "home_run": "Home Runs",
-    "scoop": "scoops",
-    "natural": "naturals",
-    "fantasyland_entry": "Fantasyland entries",
-}
 SPEC = FAIRNESS
 COLUMNS = pa.schema(
     [
@@ -89,7 +77,7 @@ COLUMNS = pa.schema(
 
 
 @dataclass(frozen=True)
-class Test:
+class FairnessTest:
     test: str
     scope: str
     hands: int
@@ -115,10 +103,8 @@ def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
     """The counts of the hands the filters choose, and the period they cover."""
     with open_audit(db) as con:
         bind(con, filters)
-        con.register("premium_kinds", _premium_kinds())
         try:
-            for view in (_HANDS_VIEW, _PLAYERS_VIEW, _CARDS_VIEW, _SIZES_VIEW):
-                con.execute(view)
+            con.execute((COUNTS / "views.sql").read_text())
             con.execute((COUNTS / "outcomes.sql").read_text())
             cuts, cards, order, premium, premium_order = (
                 con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
@@ -134,10 +120,10 @@ def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
 
 def fairness_report(db: Path, filters: Filters, alpha: float = 0.01) -> ReportResult:
     counts, covered = read_counts(db, filters)
-    return tested(counts, filters, alpha, covered)
+    return report_of(counts, filters, alpha, covered)
 
 
-def tested(counts: Counts, filters: Filters, alpha: float, covered: str) -> ReportResult:
+def report_of(counts: Counts, filters: Filters, alpha: float, covered: str) -> ReportResult:
     """Every test of the counts, flagged by Holm at family-wise rate `alpha`."""
     tests = [
         *deal_tests(counts, filters),
@@ -160,7 +146,7 @@ def tested(counts: Counts, filters: Filters, alpha: float, covered: str) -> Repo
     return ReportResult(SPEC, filters, rows, covered, generated, totals)
 
 
-def _weights(tests: list[Test]) -> tuple[list[float], float]:
+def _weights(tests: list[FairnessTest]) -> tuple[list[float], float]:
     """Each test's share of the false-alarm rate, and the untested players': half for the
     deal's tests, half for the players (each player alike, the untested too), so that
     thousands of players do not drown the deal's few tests; all to one kind when the
@@ -176,7 +162,7 @@ def _weights(tests: list[Test]) -> tuple[list[float], float]:
     return weights, per_player * untested
 
 
-def _row(test: Test, flagged: bool | None) -> dict[str, object]:
+def _row(test: FairnessTest, flagged: bool | None) -> dict[str, object]:
     v = test.verdict
     return {
         "test": test.test,
@@ -192,208 +178,19 @@ def _row(test: Test, flagged: bool | None) -> dict[str, object]:
     }
 
 
-# The views the counts read: the hands the filters choose; their players, each in a group
-# (their seat; with --player, 1 the player and 2 the other players; 0 is the boards); and
-# every card dealt, as a card code (52 a joker) at its place among the group's cards
-# (open-face players' in the order dealt). Packed cards are read by crossing each player
-# with the places of their cards, which DuckDB does far faster than list functions.
-BOARDS_GROUP, PLAYER_GROUP, OTHERS_GROUP = 0, 1, 2
-_IN_SCOPE = """(getvariable('player_id') IS NULL OR hand_id IN
-    (SELECT hand_id FROM players WHERE player_id = getvariable('player_id')))"""
-_HANDS_VIEW = f"""
-CREATE OR REPLACE TEMP VIEW fair_hands AS
-SELECT hand_id, table_id, variant, n_players, started_at, {_IN_SCOPE} AS in_scope,
-       concat_ws(' ', board_1, board_2) AS boards
-FROM hands
-WHERE (getvariable('from_day') IS NULL OR day >= getvariable('from_day'))
-  AND (getvariable('to_day') IS NULL OR day <= getvariable('to_day'))
-  AND (getvariable('table_id') IS NULL OR table_id = getvariable('table_id'))
-  AND (getvariable('variant') IS NULL OR variant = getvariable('variant'))"""
-_PLAYERS_VIEW = f"""
-CREATE OR REPLACE TEMP VIEW fair_players AS
-SELECT p.hand_id, h.table_id, h.variant, h.n_players, h.started_at, h.in_scope, p.seat,
-       p.player_id,
-       p."natural",
-       p.fantasyland, p.fantasyland_next,
-       CASE WHEN getvariable('player_id') IS NULL THEN p.seat
-            WHEN p.player_id = getvariable('player_id') THEN {PLAYER_GROUP}
-            ELSE {OTHERS_GROUP} END AS grp
-FROM players p
-JOIN fair_hands h USING (hand_id)"""
-
-
-def _packed_cards(table: str, layout: Layout, where: str = "") -> str:
-    """Each card of a layout's stored settings, one row per card."""
-    cards = LAYOUTS[layout].cards_per_player
-    code = CARDS.unpacked_sql("r", "i", CARDS.words(cards))
-    return f"""
-SELECT p.hand_id, p.variant, p.seat, p.grp, i AS place, ({code})::INTEGER AS card,
-       false AS in_order
-FROM fair_players p JOIN {table} r USING (hand_id, seat), range({cards}) AS t(i)
-WHERE p.in_scope {where}"""
-
-
-def _jokers(table: str, layout: Layout) -> str:
-    """How many jokers a player of a layout holds, from their packed cards."""
-    cards = LAYOUTS[layout].cards_per_player
-    words = CARDS.words(cards)
-    return " + ".join(
-        f"({CARDS.unpacked_sql(table, str(i), words)} = {JOKER})::INTEGER" for i in range(cards)
-    )
-
-
-_DEALT_PART = f"lambda x: part_of(x) = {DEALT_PART}"  # a placement of a dealt card
-_CHINESE_CARDS = LAYOUTS[Layout.chinese].cards_per_player
-_TAIWANESE_CARDS = LAYOUTS[Layout.taiwanese].cards_per_player
-_NO_STREETS = (
-    "NOT EXISTS (SELECT 1 FROM player_streets s WHERE s.hand_id = p.hand_id AND s.seat = p.seat)"
-)
-_BOARD_CARD = "substr(h.boards, 3 * i + 1, 2)"  # canonical cards, one space between
-_BOARD_CARDS = LAYOUTS[Layout.taiwanese].boards * LAYOUTS[Layout.taiwanese].board_size
-_CARDS_VIEW = (
-    "CREATE OR REPLACE TEMP VIEW fair_cards AS"
-    + _packed_cards(ROW_TABLES[Layout.taiwanese], Layout.taiwanese)
-    + "\nUNION ALL"
-    + _packed_cards(ROW_TABLES[Layout.chinese], Layout.chinese, f"AND {_NO_STREETS}")
-    + f"""
-UNION ALL
-SELECT hand_id, variant, seat, grp, place - 1, placed_card(card)::INTEGER, true
-FROM (
-    SELECT p.hand_id, p.variant, p.seat, p.grp,
-           unnest(list_filter(s.placements, {_DEALT_PART})) AS card,
-           generate_subscripts(list_filter(s.placements, {_DEALT_PART}), 1) AS place
-    FROM fair_players p JOIN player_streets s USING (hand_id, seat)
-    WHERE p.in_scope
-)
-UNION ALL
-SELECT h.hand_id, h.variant, NULL, {BOARDS_GROUP}, i,
-       card_of_text({_BOARD_CARD}), false
-FROM fair_hands h, range({_BOARD_CARDS}) AS t(i)
-WHERE h.in_scope AND h.boards <> '' AND 3 * i < length(h.boards)"""
-)
-
-
-# Each group's cards in each hand, standard apart from all, read from the stored words
-# without spreading them card by card: what cuts.sql packs into one key per hand.
-_SIZES_VIEW = f"""
-CREATE OR REPLACE TEMP VIEW fair_sizes AS
-SELECT p.hand_id, p.variant, p.grp,
-       {_TAIWANESE_CARDS} - ({_jokers("r", Layout.taiwanese)}) AS standard,
-       {_TAIWANESE_CARDS} AS dealt
-FROM fair_players p JOIN {ROW_TABLES[Layout.taiwanese]} r USING (hand_id, seat)
-WHERE p.in_scope
-UNION ALL
-SELECT p.hand_id, p.variant, p.grp, {_CHINESE_CARDS}, {_CHINESE_CARDS}
-FROM fair_players p JOIN {ROW_TABLES[Layout.chinese]} f USING (hand_id, seat)
-WHERE p.in_scope AND {_NO_STREETS}
-UNION ALL
-SELECT p.hand_id, p.variant, p.grp, n, n
-FROM fair_players p
-JOIN (SELECT hand_id, seat, len(list_filter(placements, {_DEALT_PART})) AS n
-      FROM player_streets) s USING (hand_id, seat)
-WHERE p.in_scope
-UNION ALL
-SELECT hand_id, variant, {BOARDS_GROUP}, (length(boards) + 1) // 3, (length(boards) + 1) // 3
-FROM fair_hands
-WHERE in_scope AND boards <> ''"""
-
-
-def _premium_kinds() -> pa.Table:
-    """Which premium outcomes each game has (a Home Run; a scoop, a natural, a Fantasyland
-    entry), and the name of the outcome they form together."""
-    rows = []
-    for name, game in VARIANTS.items():
-        has = {
-            "home_run": game.family is Family.taiwanese,
-            "scoop": game.family is not Family.taiwanese,
-            "natural": game.family is Family.chinese,
-            "fantasyland_entry": game.open_face,
-        }
-        outcome = " or ".join(KINDS[kind] for kind, present in has.items() if present)
-        rows.append({"variant": name, "outcome": outcome, **has})
-    return pa.Table.from_pylist(rows)
-
-
-REST_GROUP = -1
-
-
-@dataclass(frozen=True)
-class Dealt:
-    """What one game's hands dealt each group, and how they cut the deck: the groups by
-    their codes (the rest last), each distinct cut's keys (cuts.sql), and its hands."""
-
-    game: Variant
-    codes: list[int]
-    labels: list[str]
-    standard_keys: npt.NDArray[np.int64]
-    dealt_keys: npt.NDArray[np.int64]
-    cut_hands: npt.NDArray[np.int64]
-    cards: npt.NDArray[np.float64]  # (groups, 53): each card, a joker last; the rest's row 0
-
-    @property
-    def hands(self) -> int:
-        return int(self.cut_hands.sum())
-
-    @property
-    def standard(self) -> npt.NDArray[np.float64]:
-        """(groups, 52): the standard cards, the rest's row what the others left."""
-        standard = self.cards[:, :N_STANDARD].copy()
-        standard[-1] = self.hands - standard[:-1].sum(axis=0)
-        return standard
-
-    def deals(self, deck: int = N_STANDARD, keep: list[int] | None = None) -> Deals:
-        """How the hands cut a deck among the groups (`keep` of them, by index, and the
-        rest): their standard cards, or with `keep`, all their cards."""
-        chosen = list(range(len(self.codes) - 1)) if keep is None else keep
-        keys = self.standard_keys if keep is None else self.dealt_keys
-        groups = np.array([self.codes[i] for i in chosen], dtype=np.int64)
-        patterns = group_count(keys[:, None], groups)
-        patterns = np.concatenate([patterns, np.zeros((len(keys), 1), np.int64)], axis=1)
-        labels = [self.labels[i] for i in chosen] + [self.labels[-1]]
-        return Deals.from_patterns(deck, labels, patterns.astype(np.float64), self.cut_hands)
-
-
-def dealt_by_game(counts: Counts) -> Iterator[Dealt]:
-    cuts, cards = counts.cuts, counts.cards
-    for name, game in VARIANTS.items():
-        mine = cuts.filter(pc.equal(cuts["variant"], name))
-        if mine.num_rows == 0:
-            continue
-        standard, dealt, hands = (mine[c].to_numpy() for c in ("standard", "dealt", "hands"))
-        present = np.bitwise_or.reduce(dealt)
-        codes = [g for g in range(GROUPS_PER_KEY) if group_count(int(present), g)]
-        codes = [*sorted(codes, key=lambda g: (g == BOARDS_GROUP, g)), REST_GROUP]
-        labels = [_label(g, counts.by_player) for g in codes]
-        row = {g: i for i, g in enumerate(codes)}
-        counted = np.zeros((len(codes), JOKER + 1))
-        for each in cards.filter(pc.equal(cards["variant"], name)).to_pylist():  # <= 53 a group
-            counted[row[each["grp"]], each["card"]] = each["dealt"]
-        yield Dealt(game, codes, labels, standard, dealt, hands, counted)
-
-
-def _label(code: int, by_player: bool) -> str:
-    if code == REST_GROUP:
-        return REST
-    if code == BOARDS_GROUP:
-        return _BOARDS
-    if by_player:
-        return _PLAYER if code == PLAYER_GROUP else "other players"
-    return f"seat {code}"
-
-
-def deal_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
+def deal_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
     """Per game: suit, rank and card by seat (or by player) over the standard cards, given
     where the jokers went; and the jokers by seat where the game deals them."""
     by = "player" if counts.by_player else "seat"
-    for dealt in dealt_by_game(counts):
+    for dealt in dealt_by_game(counts.cuts, counts.cards, counts.by_player):
         scope = _scope(dealt.game.name, filters.table_id, filters.player_id)
         standard, deals = dealt.standard, dealt.deals()
         for category, member, labels in _CATEGORIES:
             observed, in_deck = standard @ member, member.sum(axis=0)
             verdict = _focused(fairness.partition_test(deals, observed, in_deck), counts.by_player)
-            detail = _largest(deals, observed, in_deck, labels, verdict)
+            detail = _furthest_cell(deals, observed, in_deck, labels, verdict)
             cards = int(standard[:-1].sum())
-            yield Test(f"{category} by {by}", scope, dealt.hands, cards, verdict, detail)
+            yield FairnessTest(f"{category} by {by}", scope, dealt.hands, cards, verdict, detail)
         if dealt.game.jokers:
             yield _joker_test(dealt, f"jokers by {by}", scope, counts.by_player)
 
@@ -407,7 +204,7 @@ def card_grid(dealt: Dealt) -> tuple[npt.NDArray[np.float64], ...]:
     return standard[:-1], expected[:-1], _standardized(deals, standard, in_deck)[:-1]
 
 
-def _joker_test(dealt: Dealt, name: str, scope: str, by_player: bool) -> Test:
+def _joker_test(dealt: Dealt, name: str, scope: str, by_player: bool) -> FairnessTest:
     """The jokers by seat. Jokers go to players only: a hand deals its players from the
     whole deck and its boards from the standard cards left, so each of a player's cards is
     any of the deck's alike, a joker included; the boards join the rest. (Boards dealt
@@ -423,17 +220,14 @@ def _joker_test(dealt: Dealt, name: str, scope: str, by_player: bool) -> Test:
     observed[-1] = dealt.hands * in_deck - observed[:-1].sum(axis=0)
     deals = dealt.deals(deck, keep=players)
     verdict = _focused(fairness.partition_test(deals, observed, in_deck), by_player)
-    detail = _largest(deals, observed, in_deck, ("jokers", "standard cards"), verdict)
-    return Test(name, scope, dealt.hands, int(observed[:-1].sum()), verdict, detail)
-
-
-_BOARDS = "boards"
+    detail = _furthest_cell(deals, observed, in_deck, ("jokers", "standard cards"), verdict)
+    return FairnessTest(name, scope, dealt.hands, int(observed[:-1].sum()), verdict, detail)
 
 
 def _focused(verdict: Verdict, by_player: bool) -> Verdict:
     """With --player, a test whose player had to be merged with another group (too few
     cards to expect) says nothing of the player: insufficient data."""
-    if by_player and verdict.p_value is not None and _PLAYER not in verdict.groups:
+    if by_player and verdict.p_value is not None and PLAYER not in verdict.groups:
         return Verdict(verdict.sample, insufficient="insufficient data")
     return verdict
 
@@ -453,7 +247,7 @@ _CATEGORIES = (
 )
 
 
-def _largest(
+def _furthest_cell(
     deals: Deals,
     observed: npt.NDArray[np.float64],
     in_deck: npt.NDArray[np.float64],
@@ -499,7 +293,7 @@ def _scope(who: str, table_id: str | None, player_id: str | None = None) -> str:
     return ", ".join(parts)
 
 
-def order_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
+def order_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
     """Per open-face game, suits and ranks: consecutive cards dealt to one player of one
     category, against their exact mean and variance given the cards dealt."""
     order = counts.order
@@ -522,7 +316,7 @@ def order_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
                 f"{same:,.0f} of {pairs:,} consecutive pairs of one {kind}, "
                 f"{expected:,.1f} expected"
             )
-            yield Test(
+            yield FairnessTest(
                 f"deal order: {kind}",
                 _scope(name, filters.table_id, filters.player_id),
                 int(players.sum()),
@@ -532,7 +326,7 @@ def order_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
             )
 
 
-def premium_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
+def premium_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
     """Per player: their premium outcomes against the other players of the same hands
     (`fairness.premium_evidence`). Players whose hands in doubt leave fewer than
     MIN_EXPECTED outcomes to expect are one row per outcome."""
@@ -557,13 +351,15 @@ def premium_tests(counts: Counts, filters: Filters) -> Iterator[Test]:
             f"({others:,} in {seats:,})"
         )
         scope = _scope(f"player {player}", filters.table_id)
-        yield Test(f"{PREMIUM}{outcome}", scope, hands, None, verdict, detail)
+        yield FairnessTest(f"{PREMIUM}{outcome}", scope, hands, None, verdict, detail)
     for outcome, sizes in untested.items():
         detail = f"each player needs {fairness.MIN_EXPECTED:g} to expect; these had fewer hands"
         who = f"{len(sizes):,} player" + ("s" if len(sizes) > 1 else "")
         verdict = Verdict(sum(sizes), insufficient="insufficient data")
         scope = _scope(who, filters.table_id)
-        yield Test(f"{PREMIUM}{outcome}", scope, verdict.sample, None, verdict, detail, len(sizes))
+        yield FairnessTest(
+            f"{PREMIUM}{outcome}", scope, verdict.sample, None, verdict, detail, len(sizes)
+        )
 
 
 def _runs(premium: pa.Table) -> npt.NDArray[np.int64]:

@@ -237,11 +237,12 @@ def _rejects_and_worst(audit: _Audit) -> str:
 
 def _fairness(db: Path) -> str:
     """The deal fairness report: a card-by-seat heat map per game, and its tests."""
-    from pipeline.outputs.fairness import PREMIUM, card_grid, dealt_by_game, read_counts, tested
+    from pipeline.outputs.dealt import dealt_by_game
+    from pipeline.outputs.fairness import PREMIUM, card_grid, read_counts, report_of
     from pipeline.outputs.reports import Filters
 
     counts, covered = read_counts(db, Filters())
-    result = tested(counts, Filters(), 0.01, covered)
+    result = report_of(counts, Filters(), 0.01, covered)
     rows = result.rows.to_pylist()
     deal = [r for r in rows if not r["test"].startswith(PREMIUM)]
     players = sorted(
@@ -255,7 +256,8 @@ def _fairness(db: Path) -> str:
     ).replace("<td>FLAGGED</td>", '<td class="flagged">FLAGGED</td>')
     more = len(players) - len(shown)
     maps = "\n".join(
-        _heat_map(d.game.name, d.labels[:-1], *card_grid(d)) for d in dealt_by_game(counts)
+        _heat_map(d.game.name, d.labels[:-1], *card_grid(d))
+        for d in dealt_by_game(counts.cuts, counts.cards, counts.by_player)
     )
     return f"""<h2>Deal fairness</h2>
 <p>{html.escape(result.headline())}. {html.escape(result.spec.notes)}</p>

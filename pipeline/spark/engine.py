@@ -53,7 +53,7 @@ from pipeline.spark.tasks import (
     audit_units,
     finish_units,
     from_payload,
-    gathered,
+    gather_outputs,
 )
 from pipeline.spark.units import SPLIT_BYTES, Unit, is_local, list_inputs, plan_units
 from pipeline.spark.written import (
@@ -165,7 +165,7 @@ class _Run:
         self.progress.step(f"auditing {len(self.units)} units, and the table rules")
         shuffled = self._audited(self.units, {})
         with self._when_audited(self._load_early):
-            summaries, repeats, judged = self._gathered(shuffled, frozenset())
+            summaries, repeats, judged = self._gather(shuffled, frozenset())
         again = {unit: frozenset(ids) for r in repeats for unit, ids in r.again.items()}
         elsewhere = frozenset(i for r in repeats for i in r.verified_elsewhere)
         if again or elsewhere:  # rare: the rules are run again knowing them
@@ -174,7 +174,7 @@ class _Run:
             kept = shuffled.filter(lambda output: output[1][1] not in redone)
             more = self._audited([u for u in self.units if u.number in redone], again)
             shuffled = kept.union(more).partitionBy(self.buckets + 1, _key)
-            again_summaries, _, judged = self._gathered(shuffled, elsewhere)
+            again_summaries, _, judged = self._gather(shuffled, elsewhere)
             summaries.update(again_summaries)
         files = [f for s in summaries.values() for f in s.files if not f.pending]
         if self.database:  # loaded while Spark goes on, unless they changed
@@ -241,12 +241,12 @@ class _Run:
         if self.database:
             self.database.start(self.staging, files_of(self.staging, EARLY))
 
-    def _gathered(
+    def _gather(
         self, shuffled: RDD[Any], elsewhere: frozenset[str]
     ) -> tuple[dict[int, UnitSummary], list[Repeats], list[Judged]]:
         """The summaries, repeated ids and table rules' findings of the gathered outputs."""
         task = partial(
-            gathered, staging=self.staging, buckets=self.buckets, verified_elsewhere=elsewhere
+            gather_outputs, staging=self.staging, buckets=self.buckets, verified_elsewhere=elsewhere
         )
         results = shuffled.mapPartitionsWithIndex(task).collect()
         summaries = {r.unit: r for r in results if isinstance(r, UnitSummary)}

@@ -13,7 +13,7 @@ one unit of input or one bucket of hand tables at a time (no pyspark here).
 
 A unit's outputs are (key, (kind, unit, value)) pairs, for Spark to gather by key: its
 rule rows and ids by bucket (0 to buckets - 1), as Arrow IPC streams (LZ4), and its
-summary under the key `buckets`. `gathered` then runs on each key's outputs.
+summary under the key `buckets`. `gather_outputs` then runs on each key's outputs.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ def _ids(con: duckdb.DuckDBPyConnection, unit: int, buckets: int) -> Iterator[tu
             yield bucket, to_payload(part)
 
 
-def gathered(
+def gather_outputs(
     key: int,
     outputs: Iterable[Output],
     staging: str,

@@ -20,7 +20,7 @@ from pipeline.core.audit import ROW_TABLES
 from pipeline.core.batch import STREET_PARTS
 from pipeline.core.evaluator.values import hand_values
 from pipeline.core.games import LAYOUTS, Layout, Variant
-from pipeline.helpers.encoding import macros_sql
+from pipeline.helpers.encoding import MACROS, macros_sql
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.packing import CARDS, VALUES
@@ -178,10 +178,13 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
 def has_macros(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether a database holds the encoding macros (an audit written before audits held
     them does not, until it is next appended to)."""
+    names = [name for name, _, _ in MACROS]
     found = con.execute(
-        "SELECT count(*) FROM duckdb_functions() WHERE function_name = 'placed_card'"
+        "SELECT count(DISTINCT function_name) FROM duckdb_functions() "
+        "WHERE function_name IN (SELECT unnest(?::VARCHAR[]))",
+        [names],
     ).fetchall()
-    return bool(found[0][0])
+    return bool(found) and found[0][0] == len(names)
 
 
 def audited_inputs(db: Path) -> tuple[Path, ...]:

@@ -18,7 +18,7 @@ import pytest
 from pipeline.engine.verify import verify
 from pipeline.generate.run import generate
 from pipeline.generate.shuffle import Bias, Dealer
-from pipeline.outputs.fairness import fairness_report
+from pipeline.outputs.fairness import COUNTS, fairness_report, read_counts
 from pipeline.outputs.reports import Filters
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES
@@ -175,3 +175,26 @@ def test_fair_seeds_are_flagged_at_most_at_the_stated_rate(tmp_path: Path) -> No
         report = fairness_report(root / "audit" / "audit.duckdb", Filters(), 0.01)
         flagged += report.totals["flagged"] > 0
     assert flagged <= 2
+
+
+def test_its_sql_runs_alone_on_an_audit(fair: Path) -> None:
+    """sql/fairness/ runs on the audit with nothing made in Python (as in the DuckDB CLI:
+    the views file, then the counts), and counts what the report counts, filtered too."""
+    filters = Filters(table_id="O00001", player_id="O00001-p2")
+    for chosen in (Filters(), filters):
+        counts, _ = read_counts(fair, chosen)
+        with duckdb.connect(str(fair), read_only=True) as con:
+            for name in ("table_id", "player_id"):
+                con.execute(f"SET VARIABLE {name} = ?", [getattr(chosen, name)])
+            con.execute((COUNTS / "views.sql").read_text())
+            con.execute((COUNTS / "outcomes.sql").read_text())
+            for name in ("cuts", "cards", "order", "premium", "premium_order"):
+                alone = con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
+                counted = getattr(counts, name).to_pylist()
+                assert alone.num_rows == len(counted) > 0, name
+                for row, same in zip(alone.to_pylist(), counted, strict=True):
+                    exact = {k: v for k, v in row.items() if not isinstance(v, float)}
+                    assert exact == {k: same[k] for k in exact}, name
+                    floats = {k: v for k, v in row.items() if k not in exact}
+                    # sums of floats, in any order
+                    assert floats == pytest.approx({k: same[k] for k in floats}, rel=1e-12)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.ingest import Quarantined, validate
-from pipeline.ingest.decode import careful
+from pipeline.ingest.decode import record_by_record
 from pipeline.ingest.hand_history import JsonConstant, JsonNumber
 from tests.unit.ingest.helpers import ingest, valid_hand
 
@@ -99,10 +99,12 @@ def test_spoiled_records_are_each_accounted_once(
 
 
 def one_by_one(hands: list[dict[str, Any]]) -> tuple[list[Quarantined], int]:
-    """The records through the models one at a time (the careful path), then the game rules."""
+    """The records through the models one at a time (record by record), then the game rules."""
     decoder = json.JSONDecoder(parse_float=JsonNumber, parse_constant=JsonConstant)
     texts = [json.dumps(h) for h in hands]
     sources = [f"hands:{i + 1}" for i in range(len(hands))]
-    decoded = careful(sources, [decoder.decode(t) for t in texts], list(texts), parsed=True)
+    decoded = record_by_record(
+        sources, [decoder.decode(t) for t in texts], list(texts), parsed=True
+    )
     batches, rejects = validate(decoded, set())
     return rejects, sum(len(b) for b in batches)

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.helpers import encoding as e
+from pipeline.helpers.packing import CARDS, VALUES
 from tests.conftest import ROOT
 
 
@@ -143,3 +144,26 @@ def test_an_audit_holds_the_macros(tmp_path: Path) -> None:
         }
         assert {name for name, _, _ in e.MACROS} <= names
         assert con.execute("SELECT card_text(card_code(12, 2))").fetchall() == [("Ah",)]
+
+
+def test_packed_words_read_back_by_their_macros(con: duckdb.DuckDBPyConnection) -> None:
+    rng = np.random.default_rng(8)
+    for packing, count in ((CARDS, 13), (VALUES, 6)):
+        items = rng.integers(0, packing.mask + 1, size=(50, count))
+        words = packing.pack(items)
+        columns = {name: pa.array(w) for name, w in words.items()}
+        con.register("w", pa.table(columns))
+        unpacked = [
+            [v for (v,) in con.execute(f"SELECT {packing.unpacked_sql('w', str(i), len(words))} "
+                                       "FROM w").fetchall()]
+            for i in range(count)
+        ]  # fmt: skip
+        con.unregister("w")
+        assert np.array(unpacked).T.tolist() == items.tolist()
+
+
+def test_sql_made_from_the_code_is_current() -> None:
+    from scripts.export_sql import TARGETS
+
+    for target, text in TARGETS.items():
+        assert target.read_text() == text(), "run scripts/export_sql.py"

@@ -1,5 +1,5 @@
 """A JSON array cut into its objects by brackets: every object found, whatever the chunks;
-anything but a plain array of objects left to the careful reader."""
+anything but a plain array of objects left to the record-by-record reader."""
 
 from __future__ import annotations
 
