@@ -8,13 +8,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import duckdb
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from pipeline.core.games import TAIWANESE_JOKERS, VARIANTS
+from pipeline.core.games.chinese import Scoring
+from pipeline.generate.shuffle import Bias
 from pipeline.helpers import interrupts
+from pipeline.helpers.choices import HistoryFormat, ReportFormat
 from pipeline.helpers.display import for_terminal
 from pipeline.helpers.errors import AuditError, ExitCode, os_sentence
 from pipeline.helpers.memory import keep_freed_memory
@@ -334,10 +338,16 @@ def explain_command(
         say(explain(db, hand_id))
 
 
-_GAMES = (
-    "taiwanese (Taiwanese Jokers tables too, with --jokers), chinese (closed Chinese), ofc "
-    "(Open-Face Chinese) or pineapple_ofc (Pineapple)."
-)
+# The games by name, as choices: every one for the reports' filter; those `generate`
+# deals (taiwanese deals Taiwanese Jokers tables too, with --jokers).
+if TYPE_CHECKING:
+    GameName: TypeAlias = str
+    DealtGame: TypeAlias = str
+else:
+    GameName = StrEnum("GameName", {name: name for name in VARIANTS})
+    DealtGame = StrEnum(
+        "DealtGame", {n: n for n, g in VARIANTS.items() if g is not TAIWANESE_JOKERS}
+    )
 
 
 def _share(flag: str, text: str, metavar: str = "SHARE") -> Any:
@@ -345,6 +355,15 @@ def _share(flag: str, text: str, metavar: str = "SHARE") -> Any:
     return typer.Option(flag, metavar=metavar, min=0.0, max=1.0, help=text)
 
 
+DealtVariant = Annotated[
+    DealtGame | None,
+    typer.Option(
+        "--variant",
+        help="The game (taiwanese deals Taiwanese Jokers tables too, with --jokers); "
+        "taiwanese when not given.",
+        show_default=False,
+    ),
+]
 DealtRules = Annotated[
     Path | None,
     typer.Option(
@@ -361,11 +380,10 @@ DealtProfile = Annotated[
         help="The profile of --rules the tables are dealt by; their hands name it.",
     ),
 ]
-Bias = Annotated[
-    str,
+BiasOption = Annotated[
+    Bias,
     typer.Option(
         "--bias",
-        metavar="KIND",
         help="Deal unfairly, for the fairness report to catch: suit (seat 1 favoured "
         "with hearts) or naive (the swap-with-any-position shuffle).",
     ),
@@ -388,17 +406,15 @@ def generate_command(
     jokers: Annotated[float, _share("--jokers", "Share of Taiwanese Jokers tables.")] = 0.5,
     faults: Annotated[float, _share("--faults", "Share of hands given a fault.", "RATE")] = 0.0,
     fmt: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="jsonl, json or parquet.")
-    ] = "jsonl",
-    variant: Annotated[
-        str | None, typer.Option("--variant", metavar="GAME", help=_GAMES + " (default taiwanese)")
-    ] = None,
+        HistoryFormat, typer.Option("--format", help="How the history is written.")
+    ] = HistoryFormat.jsonl,
+    variant: DealtVariant = None,
     scoring: Annotated[
-        str, typer.Option("--scoring", metavar="METHOD", help="chinese: 1-6 or 2-4.")
-    ] = "1-6",
+        Scoring, typer.Option("--scoring", help="How chinese hands are scored.")
+    ] = Scoring.one_six,
     rules: DealtRules = None,
     profile: DealtProfile = None,
-    bias: Bias = "fair",
+    bias: BiasOption = Bias.fair,
     bias_share: Annotated[float, _share("--bias-share", "Share of hands biased.")] = 1.0,
     bias_strength: Annotated[
         float,
@@ -413,7 +429,8 @@ def generate_command(
 
     interrupts.speaks_of("interrupted: the history written so far is incomplete")
     with exit_codes("; the file may be incomplete"), cached_tables():
-        house = house_of(rules, profile, variant)
+        game = None if variant is None else str(variant)
+        house = house_of(rules, profile, game)
         result = generate(
             out,
             tables=tables,
@@ -423,7 +440,7 @@ def generate_command(
             fault_rate=faults,
             fmt=fmt,
             progress=Progress(),
-            variant=house.game if house else variant or "taiwanese",
+            variant=house.game if house else game or "taiwanese",
             scoring=scoring,
             dealer=dealer_for(bias, bias_share, bias_strength, seed),
             house=house,
@@ -470,11 +487,11 @@ def report_command(
         str | None, typer.Option("--player", metavar="ID", help="Only this player.")
     ] = None,
     variant: Annotated[
-        str | None, typer.Option("--variant", metavar="GAME", help="Only this game.")
+        GameName | None, typer.Option("--variant", help="Only this game.", show_default=False)
     ] = None,
-    fmt: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="table, csv, json or parquet.")
-    ] = "table",
+    fmt: Annotated[ReportFormat, typer.Option("--format", help="How the report is written.")] = (
+        ReportFormat.table
+    ),
     output: Annotated[
         Path | None, typer.Option("--output", metavar="FILE", help="Write here, not stdout.")
     ] = None,
@@ -502,7 +519,8 @@ def report_command(
         if "html" in spec.options:
             _page(db, name, html_file)
             return
-        filters = reports.Filters.parse(from_day, to_day, table, player, variant)
+        game = None if variant is None else str(variant)
+        filters = reports.Filters.parse(from_day, to_day, table, player, game)
         target = reports.report_target(output, fmt, db)
         result = registry.run(db, name, filters, alpha)
         _show(reports.write_report(result, fmt, target, csv_raw=csv_raw), fmt)

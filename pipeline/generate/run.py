@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.core.games import TAIWANESE_JOKERS, VARIANTS, Family, Variant
-from pipeline.core.games.chinese import SCORING
+from pipeline.core.games.chinese import Scoring
 from pipeline.generate.chinese import simulate_chinese
 from pipeline.generate.faults import FaultBook
 from pipeline.generate.house import House
@@ -21,6 +21,7 @@ from pipeline.generate.open_face import simulate_open_face
 from pipeline.generate.shuffle import Dealer
 from pipeline.generate.sink import FORMATS, Sink
 from pipeline.generate.taiwanese import simulate_taiwanese
+from pipeline.helpers.choices import HistoryFormat
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
 from pipeline.ingest.house_rules import read_rules
@@ -52,10 +53,10 @@ def generate(
     seed: int = 1,
     jokers: float = 0.5,
     fault_rate: float = 0.0,
-    fmt: str = "jsonl",
+    fmt: HistoryFormat = HistoryFormat.jsonl,
     progress: Progress | None = None,
     variant: str = "taiwanese",
-    scoring: str = "1-6",
+    scoring: Scoring = Scoring.one_six,
     dealer: Dealer | None = None,
     house: House | None = None,
 ) -> Generated:
@@ -72,8 +73,6 @@ def generate(
     game = VARIANTS[house.game] if house is not None else VARIANTS.get(variant)
     if game is None or (house is None and game is TAIWANESE_JOKERS):
         raise AuditError(f"--variant is one of {games}, not {variant!r}.")
-    if scoring not in SCORING:
-        raise AuditError(f"--scoring is one of {', '.join(SCORING)}, not {scoring!r}.")
     _may_write(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     book = FaultBook(np.random.default_rng(seed + 1))

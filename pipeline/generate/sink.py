@@ -11,18 +11,16 @@ from typing import Any
 import pyarrow.json as pj
 import pyarrow.parquet as pq
 
-from pipeline.helpers.errors import AuditError
+from pipeline.helpers.choices import HistoryFormat
 from pipeline.ingest.hand_history import arrow_schema, text_schema
 
-FORMATS = ("jsonl", "json", "parquet")
+FORMATS = tuple(HistoryFormat)
 
 
 class Sink:
     """Writes records as they come: JSON Lines, one JSON array, or Parquet row groups."""
 
-    def __init__(self, out: Path, fmt: str) -> None:
-        if fmt not in FORMATS:
-            raise AuditError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}.")
+    def __init__(self, out: Path, fmt: HistoryFormat) -> None:
         self.fmt = fmt
         self.out = out
         self.pending: list[str] = []

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.core.games import VARIANTS
+from pipeline.helpers.choices import ReportFormat
 from pipeline.helpers.display import cell, for_terminal, spreadsheet_safe, visible
 from pipeline.helpers.errors import AuditError
 from pipeline.outputs.text_table import text_table
@@ -31,7 +32,7 @@ from pipeline.storage.files import checked_target, replaced_whole, write_whole
 from pipeline.storage.store import audited_inputs, open_audit
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
-FORMATS = ("table", "csv", "json", "parquet")
+FORMATS = tuple(ReportFormat)
 PARAMETERS = ("from_day", "to_day", "table_id", "player_id", "variant")
 
 
@@ -273,7 +274,7 @@ def csv_text(rows: pa.Table, *, raw: bool = False) -> str:
 
 
 def write_report(
-    result: ReportResult, fmt: str, output: Path | None, *, csv_raw: bool = False
+    result: ReportResult, fmt: ReportFormat, output: Path | None, *, csv_raw: bool = False
 ) -> str | None:
     """Write the report; returns the text for stdout when there is no output file.
 
@@ -281,8 +282,6 @@ def write_report(
     safe for spreadsheets unless `csv_raw`; JSON wraps the rows in an envelope with the
     metadata; Parquet keeps it as key-value metadata. JSON and Parquet are exact data.
     """
-    if fmt not in FORMATS:
-        raise ReportError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}.")
     if fmt == "parquet":
         if output is None:
             raise ReportError("Parquet needs --output FILE.")
@@ -315,11 +314,9 @@ def write_report(
     return None
 
 
-def report_target(output: Path | None, fmt: str, db: Path) -> Path | None:
+def report_target(output: Path | None, fmt: ReportFormat, db: Path) -> Path | None:
     """Where the report goes (None: standard output), checked before it is run: never
     over the audit, a directory or a missing one; Parquet only to a file."""
-    if fmt not in FORMATS:
-        raise ReportError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}.")
     if output is None:
         if fmt == "parquet":
             raise ReportError("Parquet needs --output FILE.")

@@ -82,7 +82,25 @@ def test_an_output_that_cannot_be_written_is_a_sentence_and_exit_2(tmp_path: Pat
     assert result.returncode == 2
     assert result.stderr.startswith("handaudit: ") and "Traceback" not in result.stderr
     bad = handaudit("generate", "--out", str(tmp_path / "x.txt"), "--format", "csv")
-    assert bad.returncode == 2 and "--format must be one of jsonl, json, parquet" in bad.stderr
+    assert bad.returncode == 2 and "'csv' is not one of" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("generate", "--format", "csv"),
+        ("generate", "--variant", "bridge"),
+        ("generate", "--variant", "taiwanese_jokers"),  # dealt as taiwanese, with --jokers
+        ("generate", "--scoring", "3-3"),
+        ("generate", "--bias", "heavy"),
+        ("report", "player_ledger", "--format", "xml"),
+        ("report", "player_ledger", "--variant", "bridge"),
+    ],
+)
+def test_a_choice_not_offered_is_refused_with_the_choices(args: tuple[str, ...]) -> None:
+    result = handaudit(*args, "--out" if args[0] == "generate" else "--db", "nowhere")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"Invalid value for '{args[-2]}'" in result.stderr and "is not one of" in result.stderr
 
 
 def test_generated_chinese_tables_audit_clean_and_every_fault_is_found(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cache
 
 import numpy as np
@@ -67,7 +68,15 @@ CHINESE = Variant(
     table_prefix="C",
 )
 
-SCORING = ("1-6", "2-4")  # the methods, by code
+
+class Scoring(StrEnum):
+    """The closed game's scoring methods (chinese-family.md 5), in the order of their codes."""
+
+    one_six = "1-6"
+    two_four = "2-4"
+
+
+SCORING = tuple(s.value for s in Scoring)  # the methods, by code
 DECLARATIONS = ("play", "surrender", "natural")  # by code
 PLAY, SURRENDER, NATURAL = 0, 1, 2
 # Naturals by code (0: none): the contract's five (4.4), then the others a house may pay
