@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import duckdb
 import polars as pl
@@ -31,6 +31,20 @@ from pipeline.storage.store import open_audit as _connect
 __all__ = ["Audit", "Report", "open_audit"]
 
 Day = date | str | None
+
+
+class FilterArgs(TypedDict, total=False):
+    """The filters of every report, the hands and the divergences, as the command line's:
+    UTC days inclusive (a date or YYYY-MM-DD), a table, a player, a game."""
+
+    from_day: Day
+    to_day: Day
+    table_id: str | None
+    player_id: str | None
+    variant: str | None
+
+
+FILTERS = tuple(FilterArgs.__annotations__)
 
 # The hands the filters choose (the same variables the reports read).
 _HANDS = """
@@ -96,47 +110,20 @@ class Audit:
         }
 
     def report(
-        self,
-        name: str,
-        *,
-        from_day: Day = None,
-        to_day: Day = None,
-        table_id: str | None = None,
-        player_id: str | None = None,
-        variant: str | None = None,
-        alpha: float | None = None,
+        self, name: str, *, alpha: float | None = None, **filters: Unpack[FilterArgs]
     ) -> Report:
-        """The report `name` (see `reports()`), filtered as `handaudit report` filters:
-        UTC days inclusive, a table, a player, a game; `alpha` for 'fairness'."""
-        filters = _filters(from_day, to_day, table_id, player_id, variant)
-        return Report.of(registry.run(self.path, name, filters, alpha))
+        """The report `name` (see `reports()`), filtered as `handaudit report` filters
+        (`FilterArgs`); `alpha` for 'fairness'."""
+        return Report.of(registry.run(self.path, name, _filters(filters), alpha))
 
-    def hands(
-        self,
-        *,
-        from_day: Day = None,
-        to_day: Day = None,
-        table_id: str | None = None,
-        player_id: str | None = None,
-        variant: str | None = None,
-    ) -> pl.DataFrame:
+    def hands(self, **filters: Unpack[FilterArgs]) -> pl.DataFrame:
         """The audited hands the filters choose, a row each, as the `hands` table holds
         them."""
-        filters = _filters(from_day, to_day, table_id, player_id, variant)
-        return self._read(_HANDS + "\nORDER BY hand_id", filters)
+        return self._read(_HANDS + "\nORDER BY hand_id", _filters(filters))
 
-    def divergences(
-        self,
-        *,
-        from_day: Day = None,
-        to_day: Day = None,
-        table_id: str | None = None,
-        player_id: str | None = None,
-        variant: str | None = None,
-    ) -> pl.DataFrame:
+    def divergences(self, **filters: Unpack[FilterArgs]) -> pl.DataFrame:
         """Every divergence found; with filters, those of the hands they choose."""
-        filters = _filters(from_day, to_day, table_id, player_id, variant)
-        return self._read(_DIVERGENCES, filters)
+        return self._read(_DIVERGENCES, _filters(filters))
 
     def explain(self, hand_id: str) -> str:
         """One hand step by step, as `handaudit explain HAND_ID` tells it."""
@@ -172,13 +159,20 @@ def open_audit(path: str | Path = "audit/audit.duckdb") -> Audit:
     return audit
 
 
-def _filters(
-    from_day: Day, to_day: Day, table_id: str | None, player_id: str | None, variant: str | None
-) -> Filters:
+def _filters(given: FilterArgs) -> Filters:
     def day(value: Day) -> str | None:
         return value.isoformat() if isinstance(value, date) else value
 
-    return Filters.parse(day(from_day), day(to_day), table_id, player_id, variant)
+    unknown = sorted(set(given) - set(FilterArgs.__annotations__))
+    if unknown:
+        raise ReportError(f"No filter {unknown[0]!r}: the filters are {', '.join(FILTERS)}.")
+    return Filters.parse(
+        day(given.get("from_day")),
+        day(given.get("to_day")),
+        given.get("table_id"),
+        given.get("player_id"),
+        given.get("variant"),
+    )
 
 
 def _frame(table: Any) -> pl.DataFrame:

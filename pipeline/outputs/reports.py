@@ -123,7 +123,7 @@ class ReportResult:
             "version": f"handaudit {__version__}",
             **({"notes": self.spec.notes} if self.spec.notes else {}),
             "row_count": self.rows.num_rows,
-            "totals": {k: _plain(v) for k, v in self.totals.items()},
+            "totals": {k: plain(v) for k, v in self.totals.items()},
             **({"headline": self.headline()} if self.spec.headline else {}),
         }
 
@@ -218,7 +218,8 @@ def _split_total(spec: ReportSpec, rows: pa.Table) -> tuple[pa.Table, dict[str, 
     return rows.slice(0, last), {column: total[column] for column in spec.total}
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """A value as JSON writes it: money and times as text, exact."""
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, datetime | date):
@@ -266,7 +267,7 @@ def csv_text(rows: pa.Table, *, raw: bool = False) -> str:
     for row in rows.to_pylist():
         writer.writerow(
             [
-                "" if v is None else spreadsheet_safe(str(_plain(v))) if g else _plain(v)
+                "" if v is None else spreadsheet_safe(str(plain(v))) if g else plain(v)
                 for v, g in zip(row.values(), guard, strict=True)
             ]
         )
@@ -294,7 +295,7 @@ def write_report(
     elif fmt == "json":
         envelope = {
             **result.metadata(),
-            "rows": [{k: _plain(v) for k, v in row.items()} for row in result.rows.to_pylist()],
+            "rows": [{k: plain(v) for k, v in row.items()} for row in result.rows.to_pylist()],
         }
         text = json.dumps(envelope, indent=2) + "\n"
     else:

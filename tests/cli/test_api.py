@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import date, datetime
-from decimal import Decimal
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 import pipeline
 from pipeline.helpers.errors import AuditError
 from pipeline.outputs import registry
+from pipeline.outputs.reports import plain
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, ROOT
 
@@ -40,15 +40,6 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "audit.duckdb"
 
 
-def _plain(value: Any) -> Any:
-    """A value as the JSON output writes it."""
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return value
-
-
 def _cli_json(db: Path, name: str, filters: dict[str, str]) -> dict[str, Any]:
     options = [x for k, v in filters.items() for x in (_OPTIONS[k], v)]
     result = handaudit("report", name, "--db", str(db), "--format", "json", *options)
@@ -65,14 +56,14 @@ def test_every_report_is_the_command_lines(db: Path, name: str, filters: dict[st
     cli = _cli_json(db, name, filters)
     report = pipeline.open_audit(db).report(name, **filters)
     assert isinstance(report.rows, pl.DataFrame)
-    rows = [{k: _plain(v) for k, v in row.items()} for row in report.rows.to_dicts()]
+    rows = [{k: plain(v) for k, v in row.items()} for row in report.rows.to_dicts()]
     assert rows == cli["rows"]
     assert report.rows.columns == (list(cli["rows"][0]) if cli["rows"] else report.rows.columns)
     expected = {k: v for k, v in cli.items() if k not in ("rows", "generated_at")}
     got = {k: v for k, v in report.metadata.items() if k != "generated_at"}
     assert got == expected
     assert report.headline == cli.get("headline", "")
-    assert {k: _plain(v) for k, v in report.totals.items()} == cli["totals"]
+    assert {k: plain(v) for k, v in report.totals.items()} == cli["totals"]
 
 
 def test_the_api_is_all_a_notebook_imports() -> None:
@@ -120,6 +111,8 @@ def test_mistakes_are_sentences(db: Path, tmp_path: Path) -> None:
         audit.report("player_ledger", alpha=0.05)
     with pytest.raises(AuditError, match="2026-11-29"):
         audit.hands(from_day="yesterday")
+    with pytest.raises(AuditError, match="No filter 'table'"):
+        audit.hands(table="T203000")  # type: ignore[call-arg]
     with pytest.raises(AuditError, match="failed"):
         audit.sql("SELECT nothing FROM nowhere")
     (tmp_path / "x.duckdb").write_text("not a database")
