@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 import duckdb
 import polars as pl
 
+from pipeline.core.games import VARIANTS
 from pipeline.outputs import registry
 from pipeline.outputs.explain import explain as explained
 from pipeline.outputs.reports import Filters, ReportError, ReportResult, bind, render_table
@@ -113,8 +114,17 @@ class Audit:
         self, name: str, *, alpha: float | None = None, **filters: Unpack[FilterArgs]
     ) -> Report:
         """The report `name` (see `reports()`), filtered as `handaudit report` filters
-        (`FilterArgs`); `alpha` for 'fairness'."""
-        return Report.of(registry.run(self.path, name, _filters(filters), alpha))
+        (`FilterArgs`); `alpha` for 'fairness'. (The HTML audit is `page()`.)"""
+        chosen = _filters(filters)
+        if name in registry.specs() and "html" in registry.spec(name).options:
+            raise ReportError(f"The {name} report is an HTML page: Audit.page() returns it.")
+        if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, int | float)):
+            raise ReportError(f"alpha is a rate between 0 and 1, not {alpha!r}.")
+        return Report.of(registry.run(self.path, name, chosen, alpha))
+
+    def page(self, name: str = "audit") -> str:
+        """A report that is a page, as its HTML text (`handaudit report audit --html`)."""
+        return registry.page(self.path, name)
 
     def hands(self, **filters: Unpack[FilterArgs]) -> pl.DataFrame:
         """The audited hands the filters choose, a row each, as the `hands` table holds
@@ -127,15 +137,20 @@ class Audit:
 
     def explain(self, hand_id: str) -> str:
         """One hand step by step, as `handaudit explain HAND_ID` tells it."""
+        if not isinstance(hand_id, str):
+            raise ReportError(f"A hand id is text, not {hand_id!r}.")
         return explained(self.path, hand_id)
 
     def sql(self, query: str, *parameters: object) -> pl.DataFrame:
         """Any query over the audit's tables and views (read-only)."""
         with self._connection() as con:
             try:
-                return _frame(con.sql(query, params=list(parameters)).to_arrow_table())
+                relation = con.sql(query, params=list(parameters))
             except duckdb.Error as error:
                 raise ReportError(f"The query failed on {self.path}: {error}") from None
+            if relation is None:
+                raise ReportError("The query returns no rows to show: give a SELECT.")
+            return _frame(relation.to_arrow_table())
 
     def _read(self, query: str, filters: Filters) -> pl.DataFrame:
         with self._connection() as con:
@@ -153,22 +168,40 @@ class Audit:
 
 def open_audit(path: str | Path = "audit/audit.duckdb") -> Audit:
     """The audit database at `path` (checked to be one now: a clear error if not)."""
-    audit = Audit(Path(path))
+    audit = Audit(Path(path).absolute())  # the notebook may change directory later
     with audit._connection():
         pass
     return audit
 
 
 def _filters(given: FilterArgs) -> Filters:
-    def day(value: Day) -> str | None:
-        return value.isoformat() if isinstance(value, date) else value
-
+    """The filters, checked in the API's own words before the command line's checks."""
     unknown = sorted(set(given) - set(FilterArgs.__annotations__))
     if unknown:
         raise ReportError(f"No filter {unknown[0]!r}: the filters are {', '.join(FILTERS)}.")
+    for name, value in given.items():
+        a_day = name.endswith("_day") and isinstance(value, date | str)
+        if value is not None and not a_day and not isinstance(value, str):
+            kind = "a date or YYYY-MM-DD" if name.endswith("_day") else "text"
+            raise ReportError(f"{name} is {kind}, not {value!r}.")
+
+    def day(value: Day) -> str | None:
+        if isinstance(value, datetime):
+            raise ReportError(f"A day is a date (UTC), not the time {value.isoformat()}.")
+        return value.isoformat() if isinstance(value, date) else value
+
+    days = {"from_day": day(given.get("from_day")), "to_day": day(given.get("to_day"))}
+    for name, text in days.items():
+        try:
+            date.fromisoformat(text) if text else None
+        except ValueError:
+            raise ReportError(f"{name} is a day such as 2026-11-29, not {text!r}.") from None
+    variant = given.get("variant")
+    if variant is not None and variant not in VARIANTS:
+        raise ReportError(f"variant is one of {', '.join(VARIANTS)}, not {variant!r}.")
     return Filters.parse(
-        day(given.get("from_day")),
-        day(given.get("to_day")),
+        days["from_day"],
+        days["to_day"],
         given.get("table_id"),
         given.get("player_id"),
         given.get("variant"),
@@ -176,6 +209,12 @@ def _filters(given: FilterArgs) -> Filters:
 
 
 def _frame(table: Any) -> pl.DataFrame:
-    frame = pl.from_arrow(table)
+    try:
+        frame = pl.from_arrow(table)
+    except pl.exceptions.PolarsError as error:
+        raise ReportError(
+            f"polars cannot hold a column of this result ({error}); cast it in the query "
+            "(an interval to text, say)."
+        ) from None
     assert isinstance(frame, pl.DataFrame)
     return frame

@@ -104,11 +104,8 @@ MACROS = (
     ("rank_of", "card", f"card // {N_SUITS}"),
     ("suit_of", "card", f"card % {N_SUITS}"),
     ("card_text", "card", f"{_text_list(CANONICAL)}[card + 1]"),
-    (
-        "card_of_text",
-        "text",
-        f"(instr('{RANKS}', text[1]) - 1) * {N_SUITS} + instr('{SUITS}', text[2]) - 1",
-    ),
+    # A card as the audit spells it (CANONICAL: "Ah", "Td", "JK"); NULL for other text.
+    ("card_of_text", "text", f"list_position({_text_list(CANONICAL)}, text) - 1"),
     ("placement", "street, part, card", f"street * {STREET_BASE} + part * {PART_BASE} + card"),
     ("street_of", "placement", f"placement // {STREET_BASE}"),
     ("part_of", "placement", f"placement // {PART_BASE} % {STREET_BASE // PART_BASE}"),

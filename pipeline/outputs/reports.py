@@ -96,9 +96,9 @@ class Filters:
 
     def described(self) -> str:
         parts = [
-            f"table {visible(self.table_id)}" if self.table_id else "",
-            f"player {visible(self.player_id)}" if self.player_id else "",
-            f"game {self.variant}" if self.variant else "",
+            f"table {visible(self.table_id)}" if self.table_id is not None else "",
+            f"player {visible(self.player_id)}" if self.player_id is not None else "",
+            f"game {self.variant}" if self.variant is not None else "",
         ]
         return ", ".join(p for p in parts if p) or "none"
 

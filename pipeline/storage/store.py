@@ -157,6 +157,11 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
     try:
         con = connected(db, read_only=True)
     except duckdb.Error as error:
+        if "different configuration" in str(error):
+            raise NoAuditError(
+                f"A connection of this process holds the audit {db} already, opened for "
+                "writing: close it (or open it with read_only=True) and read again."
+            ) from None
         if not (isinstance(error, duckdb.IOException) and is_locked(error)):
             raise NoAuditError(f"{db} is not an audit database: {error}") from None
         raise NoAuditError(

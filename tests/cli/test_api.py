@@ -4,12 +4,15 @@ line has with the same rows and totals, the hands, the divergences, a hand expla
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 import pytest
 
@@ -118,3 +121,41 @@ def test_mistakes_are_sentences(db: Path, tmp_path: Path) -> None:
     (tmp_path / "x.duckdb").write_text("not a database")
     with pytest.raises(AuditError, match="not an audit database"):
         pipeline.open_audit(tmp_path / "x.duckdb")
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda a: a.sql(""), "no rows"),
+        (lambda a: a.sql("SELECT INTERVAL 1 DAY AS i"), "cast it"),
+        (lambda a: a.explain(None), "text"),
+        (lambda a: a.report("fairness", alpha="0.05"), "alpha is a rate"),
+        (lambda a: a.report("player_ledger", from_day=20261105), "from_day is a date"),
+        (lambda a: a.report("player_ledger", to_day="2026-13-01"), "to_day is a day"),
+        (lambda a: a.report("player_ledger", table_id=203000), "table_id is text"),
+        (lambda a: a.report("player_ledger", variant="bridge"), "variant is one of"),
+        (lambda a: a.report("audit"), "Audit.page()"),
+    ],
+)
+def test_every_mistake_is_an_audit_error_in_the_apis_words(db: Path, call: Any, words: str) -> None:
+    with pytest.raises(AuditError, match=re.escape(words)) as raised:
+        call(pipeline.open_audit(db))
+    assert "--" not in str(raised.value)
+
+
+def test_the_page_a_held_file_and_a_changed_directory(db: Path, tmp_path: Path) -> None:
+    audit = pipeline.open_audit(db)
+    assert audit.page().startswith("<!doctype html>")
+    writer = duckdb.connect(str(db))  # this process holds it for writing
+    try:
+        with pytest.raises(AuditError, match="A connection of this process holds"):
+            audit.hands()
+    finally:
+        writer.close()
+    relative = pipeline.open_audit(os.path.relpath(db))
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert relative.hands().height == audit.hands().height
+    finally:
+        os.chdir(here)
