@@ -288,6 +288,11 @@ def _family_players(batch: HandBatch, scored: ChineseScore) -> dict[str, pa.Arra
     }
 
 
+def _named(names: tuple[str | None, ...], codes: Ints) -> pa.Array:
+    """names[codes] as text, taken by Arrow (no Python string object per row)."""
+    return pc.take(pa.array(names, pa.string()), pa.array(codes, pa.int64()))
+
+
 def _decision_columns(decision: Decision | None, n: int) -> dict[str, pa.Array]:
     """How each pair was decided, as the settlements table stores it."""
     if decision is None:
@@ -300,8 +305,8 @@ def _decision_columns(decision: Decision | None, n: int) -> dict[str, pa.Array]:
         return pa.FixedSizeListArray.from_arrays(flat, per_row.shape[1]).cast(pa.list_(pa.int32()))
 
     return {
-        "decided": pa.array(np.array(DECIDED, dtype=object)[decision.decided], pa.string()),
-        "decided_by": pa.array(np.array(BY_NAMES, dtype=object)[decision.by], pa.string()),
+        "decided": _named(DECIDED, decision.decided),
+        "decided_by": _named(BY_NAMES, decision.by),
         "rows_won": pa.array(decision.rows_won.astype(np.int16)),
         "rows_lost": pa.array(decision.rows_lost.astype(np.int16)),
         "bonus": pa.array(decision.bonus),

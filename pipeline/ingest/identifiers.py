@@ -25,8 +25,26 @@ _PATTERN = (
 
 
 def _holds_forbidden(texts: pa.Array | pa.ChunkedArray) -> Flags:
-    found = pc.match_substring_regex(whole(texts), _PATTERN)
+    texts = whole(texts)
+    if _printable_ascii(texts):  # the usual column: no regular expression over it
+        return np.zeros(len(texts), dtype=bool)
+    found = pc.match_substring_regex(texts, _PATTERN)
     return pc.fill_null(found, False).to_numpy(zero_copy_only=False)
+
+
+def _printable_ascii(texts: pa.Array) -> bool:
+    """Whether every byte of the column's text (its dictionary's, for a dictionary) is
+    printable ASCII, 0x20 to 0x7e: then it holds none of the forbidden characters, each
+    of which is a C0 control, DEL, or encoded in UTF-8 by bytes from 0x80 up."""
+    if pa.types.is_dictionary(texts.type):
+        texts = texts.dictionary
+    if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+        return False
+    data = texts.buffers()[2]
+    if data is None:
+        return True
+    shifted = np.frombuffer(data, np.uint8) - np.uint8(0x20)  # below 0x20 wraps to 0xe0 up
+    return not bool((shifted > 0x5E).any())
 
 
 def identifier_rule(table: pa.Table) -> Verdict:

@@ -152,8 +152,9 @@ SELECT t.table_id, t.hand_no, t.hand_id, t.started_at, t.point_value, t.floor_po
        FALSE AS quarantined, t.judged
 FROM table_hands t JOIN their_players p USING (hand_id)
 WHERE NOT t.quarantined
-UNION ALL
-SELECT t.table_id, t.hand_no, t.hand_id, NULL, NULL, NULL, q.player_id, q.seat, q.stack_start,
+UNION ALL  -- a quarantined hand's players once, however many of its records were read
+SELECT DISTINCT t.table_id, t.hand_no, t.hand_id, NULL, NULL, NULL, q.player_id, q.seat,
+       q.stack_start,
        q.add_on, q.stack_end, q.timed_out, TRUE, t.judged
 FROM table_hands t JOIN quarantine_appearances q USING (hand_id)
 WHERE t.quarantined
@@ -216,6 +217,13 @@ SELECT DISTINCT *, FALSE AS judged FROM (
                                ORDER BY hand_no DESC, hand_id DESC) = 1
 )
 """
+# A run over every table whole (scope's from_no all NULL) has no hands before the judged
+# ones: what _BEFORE and _LAST_EARLIER would find there, empty, without their queries.
+_NOTHING_BEFORE = """
+CREATE OR REPLACE TEMP TABLE table_before
+    (table_id VARCHAR, last_no BIGINT, latest TIMESTAMPTZ)
+"""
+_NOTHING_EARLIER = "CREATE OR REPLACE TEMP TABLE last_earlier AS SELECT * FROM near LIMIT 0"
 _APPEARANCES = """
 CREATE OR REPLACE TEMP VIEW appearances AS
 SELECT * FROM near
@@ -246,7 +254,7 @@ SELECT hand_id, table_id, seat, player_id, point_value, floor_points, stack_star
        lag(stack_end) OVER w AS previous_end,
        lag(hand_id) OVER w AS previous_hand,
        lag(quarantined) OVER w AS previous_quarantined
-FROM (SELECT DISTINCT * FROM appearances)
+FROM appearances  -- distinct rows: `near`'s, and `last_earlier`'s of other hands
 WINDOW w AS (PARTITION BY table_id, player_id ORDER BY hand_no, hand_id)
 QUALIFY judged AND NOT quarantined AND previous_end IS NOT NULL
     AND (previous_end < floor_points * point_value OR stack_start <> previous_end + add_on)
@@ -432,14 +440,18 @@ def check_table_rules(store: Store, scope: str | None = None) -> None:
     `scope`: a query of (table_id, from_no), the tables to judge again from which hand
     number on; their earlier findings there are replaced. None: every table, whole.
     """
-    store.query(_SCOPE_ALL if scope is None else f"CREATE OR REPLACE TEMP TABLE scope AS {scope}")
-    recent = _RECENT_HANDS.format(lookback=LOOKBACK)
-    their = _ALL_PLAYERS if scope is None else _THEIR_PLAYERS
-    hands = (_BEFORE, _TABLE_HANDS, _FIRST_HANDS, recent, their, _NEAR)
-    looking_back = (_JUDGED_PLAYERS, _RECENT, _DISTANT.format(lookback=LOOKBACK))
-    for sql in (*hands, *looking_back):
-        store.query(sql)
-    for sql in (_LAST_EARLIER, _APPEARANCES, _SEQUENCE, _PREVIOUS):
+    if scope is None:  # every table whole: nothing comes before the judged hands
+        for sql in (_SCOPE_ALL, _NOTHING_BEFORE, _TABLE_HANDS, _FIRST_HANDS, _ALL_PLAYERS, _NEAR):
+            store.query(sql)
+        store.query(_NOTHING_EARLIER)
+    else:
+        store.query(f"CREATE OR REPLACE TEMP TABLE scope AS {scope}")
+        recent = _RECENT_HANDS.format(lookback=LOOKBACK)
+        hands = (_BEFORE, _TABLE_HANDS, _FIRST_HANDS, recent, _THEIR_PLAYERS, _NEAR)
+        looking_back = (_JUDGED_PLAYERS, _RECENT, _DISTANT.format(lookback=LOOKBACK))
+        for sql in (*hands, *looking_back, _LAST_EARLIER):
+            store.query(sql)
+    for sql in (_APPEARANCES, _SEQUENCE, _PREVIOUS):
         store.query(sql)
     store.query(
         f"DELETE FROM divergences WHERE {TABLE_FINDING} "
