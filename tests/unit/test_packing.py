@@ -35,6 +35,8 @@ def test_what_is_packed_is_read_back(
     words = packing.pack(items)
     assert list(words) == packing.columns(shape[1])
     con = duckdb.connect()
+    name, parameters, body = packing.macro  # as every audit holds it
+    con.execute(f"CREATE MACRO {name}({parameters}) AS ({body})")
     con.register("packed", pa.table({name: pa.array(word) for name, word in words.items()}))
     for i in range(shape[1]):
         read = con.execute(
