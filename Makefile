@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-fast lint bench bench-eval profile sample clean spark-cluster-demo
+.PHONY: install demo test test-fast test-lowest lint bench bench-eval bench-compare profile \
+	sample clean spark-cluster-demo
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -79,6 +80,26 @@ test: lint
 test-fast: $(STAMP)
 	$(BIN)/pytest -m "not slow"
 
+# The declared floors, proved: a venv of its own with every direct dependency (and test
+# tool) at the LOWEST version pyproject.toml allows, resolved by uv, then a check that each
+# floor is the version installed (uv quietly takes a higher one when the floor cannot
+# install) and the fast tests on it. No Spark there (that extra is not installed, so the
+# Spark-only modules are not collected for doctests). A floor set too low fails here.
+LOWEST := .venv-lowest
+LOWEST_STAMP := $(LOWEST)/.installed-stamp
+
+$(LOWEST_STAMP): pyproject.toml
+	rm -rf $(LOWEST)
+	$(PYTHON) -m venv $(LOWEST)
+	$(LOWEST)/bin/python -m pip install --quiet uv
+	$(LOWEST)/bin/uv pip install --quiet --python $(LOWEST)/bin/python \
+		--resolution lowest-direct -e '.[test]'
+	@touch $(LOWEST_STAMP)
+
+test-lowest: $(LOWEST_STAMP)
+	$(LOWEST)/bin/python scripts/check_floors.py test
+	$(LOWEST)/bin/pytest -m "not slow and not spark" --ignore=pipeline/spark
+
 # End to end on 200,000 generated hands, JSON Lines and Parquet, beside a per-hand baseline;
 # the JSON Lines audit beside Arrow's bare parse; 100,000 hands in each input shape; then
 # the Spark engine (local[2]) beside the local one on the same hands; then a day of
@@ -89,6 +110,18 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_append.py --history 1000000 --day 100000
 	$(BIN)/python scripts/bench_spark.py --hands 1000000 --repeat 1 \
 		--parquet bench/append-1000000-100000/history.parquet
+
+# This tree against another commit, REF (required: make bench-compare REF=HEAD~1), timed
+# in turns on HANDS generated Taiwanese hands (100,000 unless given), JSON Lines and
+# Parquet: the median seconds of each and this tree's ratio to REF. REF is checked out
+# in a temporary git worktree, removed when the comparison ends.
+HANDS ?= 100000
+
+bench-compare:
+	@test -n "$(REF)" || { echo "make bench-compare: REF is required, the commit to compare \
+	this tree with, e.g. make bench-compare REF=HEAD~1 [HANDS=100000]" >&2; exit 2; }
+	@$(MAKE) --no-print-directory $(STAMP)
+	$(BIN)/python scripts/bench_compare.py '$(REF)' --hands $(HANDS)
 
 # A Spark standalone cluster on this machine (a master and two workers, each its own
 # JVM, started from the installed PySpark), the bundled sample audited on it with the

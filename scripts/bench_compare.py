@@ -1,9 +1,11 @@
 """Side by side: this tree against another commit, on the same data, runs alternating.
 
-Run: .venv/bin/python scripts/bench_compare.py REV [--hands 200000] [--repeat 3]
+Run: make bench-compare REF=REV [HANDS=100000] (or .venv/bin/python
+scripts/bench_compare.py REV [--hands 200000] [--repeat 3]).
 The machine's speed drifts over an hour, so the two are timed in turns (A B A B ...)
-on the bench's data set (made by `make bench` or on first use), each run in a fresh
-process; the other commit runs from a git worktree in bench/, with this venv.
+on the bench's data set of Taiwanese hands (made by `make bench` or on first use), each
+run in a fresh process; the other commit runs, with this venv, from a temporary git
+worktree that is removed when the comparison ends (or fails), so nothing is left behind.
 Prints the median seconds and CPU seconds of each, per input, and their ratio.
 """
 
@@ -12,9 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,14 +29,37 @@ sys.path.insert(0, str(ROOT))
 from scripts.bench_pipeline import data_set  # noqa: E402
 
 
-def worktree(rev: str, out: Path) -> Path:
-    sha = subprocess.run(
-        ["git", "rev-parse", "--short", rev], capture_output=True, text=True, check=True, cwd=ROOT
-    ).stdout.strip()
-    path = out / f"tree-{sha}"
-    if not path.exists():
-        subprocess.run(["git", "worktree", "add", "--detach", str(path), sha], check=True, cwd=ROOT)
-    return path
+def commit(rev: str) -> str:
+    """The short hash of the commit `rev` names, or a sentence and exit 1 if none."""
+    found = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", "--short", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    if found.returncode != 0:
+        sys.exit(f"bench_compare: {rev!r} names no commit of this repository")
+    return found.stdout.strip()
+
+
+@contextmanager
+def worktree(sha: str) -> Iterator[Path]:
+    """A detached checkout of `sha` in a temporary folder, gone (and unregistered from
+    git) when the block ends, however it ends."""
+    parent = Path(tempfile.mkdtemp(prefix="handaudit-bench-compare-"))
+    path = parent / f"tree-{sha}"
+    try:
+        subprocess.run(
+            ["git", "worktree", "add", "--quiet", "--detach", str(path), sha],
+            check=True,
+            cwd=ROOT,
+        )
+        yield path
+    finally:
+        removed = subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT)
+        shutil.rmtree(parent, ignore_errors=True)
+        if removed.returncode != 0:  # never added, or its folder already gone
+            subprocess.run(["git", "worktree", "prune"], cwd=ROOT)
 
 
 def run(tree: Path, data: Path, out: Path, workers: int) -> dict[str, float]:
@@ -48,10 +77,11 @@ def run(tree: Path, data: Path, out: Path, workers: int) -> dict[str, float]:
         ],
         capture_output=True,
         text=True,
-        check=True,
         cwd=tree,
         env=env,
     )
+    if finished.returncode != 0:
+        sys.exit(f"bench_compare: the run of {tree} on {data} failed:\n{finished.stderr}")
     figures: dict[str, float] = json.loads(finished.stdout.splitlines()[-1])
     return figures
 
@@ -64,9 +94,16 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4))
     ap.add_argument("--out", type=Path, default=ROOT / "bench")
     a = ap.parse_args()
+    sha = commit(a.rev)
     a.out.mkdir(exist_ok=True)
     jsonl, parquet = data_set(a.hands, a.out)
-    trees = {a.rev: worktree(a.rev, a.out), "this tree": ROOT}
+    with worktree(sha) as tree:
+        compare({a.rev: tree, "this tree": ROOT}, a.rev, jsonl, parquet, a)
+
+
+def compare(
+    trees: dict[str, Path], rev: str, jsonl: Path, parquet: Path, a: argparse.Namespace
+) -> None:
     print(f"# {a.hands:,} hands, {a.workers} workers, {a.repeat} alternating runs each")
     print("\n| input | code | seconds (median) | CPU seconds (median) | runs |")
     print("| --- | --- | ---: | ---: | --- |")
@@ -81,9 +118,9 @@ def main() -> None:
             cpu = statistics.median(f["cpu_seconds"] for f in figures)
             medians[label] = seconds
             listed = ", ".join(f"{f['seconds']:.2f}" for f in figures)
-            print(f"| {name} | {label} | {seconds:.2f} | {cpu:.1f} | {listed} |")
-        ratio = medians["this tree"] / medians[a.rev]
-        print(f"| {name} | this tree / {a.rev} | {ratio:.2f} | | |")
+            print(f"| {name} | {label} | {seconds:.2f} | {cpu:.1f} | {listed} |", flush=True)
+        ratio = medians["this tree"] / medians[rev]
+        print(f"| {name} | this tree / {rev} | {ratio:.2f} | | |", flush=True)
 
 
 if __name__ == "__main__":
