@@ -331,7 +331,10 @@ def explain_command(
         "audit/audit.duckdb"
     ),
 ) -> None:
-    """Show one hand step by step: rows per board, pairs, rake, stacks, and its divergences."""
+    """Show one hand step by step: rows per board, pairs, rake, stacks, and its divergences.
+
+    A hand id that starts with - goes after --: handaudit explain -- -2#T1.
+    """
     from pipeline.outputs.explain import explain
 
     with exit_codes():

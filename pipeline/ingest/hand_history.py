@@ -173,6 +173,8 @@ Identifier = Annotated[
 Card = str  # parsed over whole columns by pipeline.core.cards: a bad card is a `card` finding
 Board = Annotated[list[Card], _exactly(BOARD_SIZE, "cards on a board")]
 Seat = Annotated[int, Field(ge=1, le=SEATS)]
+# A whole number the audit stores as a 64-bit integer: a larger one is a schema fault.
+Whole = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 
 class Record(BaseModel):
@@ -186,13 +188,13 @@ class RowResult(Record):
     row: RowName
     value: str
     joker_as: list[Card] | None = None
-    royalty: int | None = None  # the Chinese family's
+    royalty: Whole | None = None  # the Chinese family's
 
 
 class PairSettlement(Record):
     seat: Seat
     opponent: Seat
-    points: int
+    points: Whole
     home_run: HomeRunName | None = None  # type: ignore[valid-type]
     amount: Money
 
@@ -231,7 +233,7 @@ class Player(Record):
     fantasyland: bool | None = None  # open-face; none: false
     fantasyland_next: bool | None = None  # open-face: recorded
     rows: list[RowResult] | None = None
-    points: int
+    points: Whole
     won: Money
     rake: Money
     net: Money
@@ -241,7 +243,7 @@ class Player(Record):
 class Hand(Record):
     hand_id: Identifier
     table_id: Identifier
-    hand_no: int
+    hand_no: Whole
     started_at: Timestamp
     variant: VariantName  # type: ignore[valid-type]
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] | None = None  # none: USD
@@ -250,7 +252,7 @@ class Hand(Record):
     rake_cap: Annotated[Money, Field(ge=0)]
     boards: list[Board] | None = None  # as many as the game deals (checked with the game)
     scoring: ScoringName | None = None  # chinese; none: 1-6
-    surrender_points: Annotated[int, Field(ge=0)] | None = None  # chinese; none: 3
+    surrender_points: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None  # chinese; none: 3
     fantasyland_rule: bool | None = None  # open-face; none: true
     rules: str | None = None  # the house-rules profile it was dealt by; none: by table
     players: list[Player]

@@ -132,7 +132,7 @@ def test_any_id_is_stored_exactly_or_quarantined_and_shown_visibly(
             continue
         for p in hand["players"]:  # stored exactly as given
             assert stored[(hand["hand_id"], p["seat"])] == p["player_id"]
-        shown = _run("explain", hand["hand_id"], "--db", str(db))
+        shown = _run("explain", "--db", str(db), "--", hand["hand_id"])
         assert shown.exit_code == 0 and _shown(shown.stdout), shown.stdout
         assert all(visible(p["player_id"]) in shown.stdout for p in hand["players"])
     ledger = _run("report", "player_ledger", "--db", str(db))
@@ -165,7 +165,7 @@ def hostile_audit(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_markup_is_shown_literally_by_explain_and_report(hostile_audit: Path) -> None:
     hand = next(h for h, _, p in _verified(hostile_audit) if p.startswith("[/bold]"))
-    shown = handaudit("explain", hand, "--db", str(hostile_audit))
+    shown = handaudit("explain", "--db", str(hostile_audit), "--", hand)
     assert shown.returncode == 0, shown.stderr
     assert "[/bold] [red]x" in shown.stdout and "T[bold]" in shown.stdout
     ledger = handaudit("report", "player_ledger", "--db", str(hostile_audit))
@@ -187,7 +187,7 @@ def test_control_and_bidi_ids_are_quarantined_with_the_character_named(
     assert any("nl\\x0aid" in m for m in messages)
     assert all(raw and json.loads(raw)["hand_id"] for _, raw in found)  # the record kept
     for hand in _quarantined(hostile_audit):
-        shown = handaudit("explain", hand, "--db", str(hostile_audit))
+        shown = handaudit("explain", "--db", str(hostile_audit), "--", hand)
         assert shown.returncode == 0 and "\x1b" not in shown.stdout + shown.stderr
         assert _shown(shown.stdout)
 

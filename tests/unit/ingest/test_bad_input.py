@@ -247,6 +247,11 @@ CHINESE_CASES: dict[str, tuple[str, str]] = {
     ),
     "a joker": (spoil_chinese(lambda h: h["players"][0]["top"].__setitem__(0, "JK")), "joker"),
     "an unknown scoring": (spoil_chinese(lambda h: h.update(scoring="3-3")), "schema"),
+    "a hand number past 64 bits": (spoil_chinese(lambda h: h.update(hand_no=2**63)), "schema"),
+    "points past 64 bits": (
+        spoil_chinese(lambda h: h["players"][0].update(points=-(2**63) - 1)),
+        "schema",
+    ),
     "an open-face hand without streets": (
         spoil_chinese(lambda h: h["players"][1].pop("streets"), line=2),
         "setting",
