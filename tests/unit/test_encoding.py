@@ -44,8 +44,8 @@ def test_card_codes_round_trip_in_python_and_sql(con: duckdb.DuckDBPyConnection)
     assert (_sql(con, "rank_of(code)", code=code) == rank).all()
     assert (_sql(con, "suit_of(code)", code=code) == suit).all()
     every = np.arange(e.JOKER + 1)
-    texts = _sql(con, "card_text(code)", code=every)
-    assert list(texts) == list(e.CANONICAL)
+    spelled = _sql(con, "card_text(code)", code=every)
+    assert list(spelled) == list(e.CANONICAL)
     assert e.CANONICAL[e.card_code(12, 2)] == "Ah" and e.CANONICAL[e.JOKER] == "JK"
     texts = [*e.CANONICAL, "Xx", "ah", "10h", ""]  # the audit spells cards canonically
     con.register("t", pa.table({"text": texts}))
