@@ -23,7 +23,6 @@ from typing import Any, TypedDict, Unpack
 import duckdb
 import polars as pl
 
-from pipeline.core.games import VARIANTS
 from pipeline.outputs import registry
 from pipeline.outputs.explain import explain as explained
 from pipeline.outputs.reports import Filters, ReportError, ReportResult, bind, render_table
@@ -190,21 +189,13 @@ def _filters(given: FilterArgs) -> Filters:
             raise ReportError(f"A day is a date (UTC), not the time {value.isoformat()}.")
         return value.isoformat() if isinstance(value, date) else value
 
-    days = {"from_day": day(given.get("from_day")), "to_day": day(given.get("to_day"))}
-    for name, text in days.items():
-        try:
-            date.fromisoformat(text) if text else None
-        except ValueError:
-            raise ReportError(f"{name} is a day such as 2026-11-29, not {text!r}.") from None
-    variant = given.get("variant")
-    if variant is not None and variant not in VARIANTS:
-        raise ReportError(f"variant is one of {', '.join(VARIANTS)}, not {variant!r}.")
     return Filters.parse(
-        days["from_day"],
-        days["to_day"],
+        day(given.get("from_day")),
+        day(given.get("to_day")),
         given.get("table_id"),
         given.get("player_id"),
         given.get("variant"),
+        named={name: name for name in FILTERS},
     )
 
 

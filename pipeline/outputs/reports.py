@@ -34,6 +34,8 @@ from pipeline.storage.store import audited_inputs, open_audit
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
 FORMATS = tuple(ReportFormat)
 PARAMETERS = ("from_day", "to_day", "table_id", "player_id", "variant")
+# How the command line names the filters, for its sentences.
+OPTIONS = {"from_day": "--from", "to_day": "--to", "variant": "--variant"}
 
 
 class ReportError(AuditError):
@@ -77,20 +79,27 @@ class Filters:
         table_id: str | None,
         player_id: str | None,
         variant: str | None = None,
+        named: dict[str, str] = OPTIONS,
     ) -> Filters:
-        """The filters as given on the command line; days are YYYY-MM-DD."""
+        """The filters as given on the command line (or the API, whose names for them
+        `named` gives the sentences); days are YYYY-MM-DD."""
         if variant is not None and variant not in VARIANTS:
-            raise ReportError(f"--variant is one of {', '.join(VARIANTS)}, not {variant!r}.")
-        try:
-            first = date.fromisoformat(from_day) if from_day else None
-            last = date.fromisoformat(to_day) if to_day else None
-        except ValueError:
             raise ReportError(
-                f"--from and --to are days such as 2026-11-29, not {from_day or to_day!r}."
-            ) from None
+                f"{named['variant']} is one of {', '.join(VARIANTS)}, not {variant!r}."
+            )
+        days = {}
+        for name, text in (("from_day", from_day), ("to_day", to_day)):
+            try:
+                days[name] = date.fromisoformat(text) if text else None
+            except ValueError:
+                raise ReportError(
+                    f"{named[name]} is a day such as 2026-11-29, not {text!r}."
+                ) from None
+        first, last = days["from_day"], days["to_day"]
         if first and last and first > last:
             raise ReportError(
-                f"--from {first} comes after --to {last}: the period would hold no day."
+                f"{named['from_day']} {first} comes after {named['to_day']} {last}: the "
+                "period would hold no day."
             )
         return cls(first, last, table_id, player_id, variant)
 
