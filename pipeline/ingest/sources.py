@@ -14,7 +14,7 @@ import io
 import json
 import typing
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -166,16 +166,20 @@ def loads(text: str | bytes) -> Any:
     return json.loads(text, parse_float=JsonNumber, parse_constant=JsonConstant)
 
 
-def read_blocks(path: Path, name: str | None = None) -> Iterator[FilePart]:
+def read_blocks(
+    path: Path, name: str | None = None, row_groups: range | None = None
+) -> Iterator[FilePart]:
     """The blocks of one file; never raises for a bad file, yields quarantine rows instead.
 
     `name`: what the sources call the file (its path by default), for a file read
-    from a copy, such as a Spark executor's.
+    from a copy, such as a Spark executor's. `row_groups`: of a Parquet file, only the
+    blocks of these row groups (whole runs of `parquet_runs`), their rows numbered
+    within the file: the part a Spark task audits.
     """
     name = str(path) if name is None else name
     try:
         if name.endswith(".parquet"):
-            yield from _parquet_blocks(path, name)
+            yield from _parquet_blocks(path, name, row_groups)
             return
         with _open(path, name) as stream:
             head = _peek(stream)
@@ -303,7 +307,25 @@ def line_range_blocks(name: str, text: bytes) -> Iterator[FilePart]:
     return _line_blocks(name, io.BytesIO(text))
 
 
-def _parquet_blocks(path: Path, name: str) -> Iterator[FilePart]:
+def parquet_runs(sizes: Sequence[int], first: int = 0) -> list[range] | None:
+    """The row groups of a Parquet file of row groups of `sizes` rows (numbered from
+    `first`), as the blocks the local reader audits them in: runs of whole row groups
+    of up to ROWS_PER_BATCH rows (a larger row group alone). None where the row groups
+    are too large to read whole: the file is then read in batches, in one piece."""
+    if not sizes or max(sizes) > 4 * ROWS_PER_BATCH:
+        return None
+    runs: list[range] = []
+    group = 0
+    while group < len(sizes):
+        start, rows = group, 0
+        while group < len(sizes) and (rows == 0 or rows + sizes[group] <= ROWS_PER_BATCH):
+            rows += sizes[group]
+            group += 1
+        runs.append(range(first + start, first + group))
+    return runs
+
+
+def _parquet_blocks(path: Path, name: str, part: range | None = None) -> Iterator[FilePart]:
     try:
         # pre_buffer off: buffering ahead keeps every column chunk read so far alive
         # until the reader finishes, so memory grew with the file.
@@ -313,25 +335,23 @@ def _parquet_blocks(path: Path, name: str) -> Iterator[FilePart]:
         return
     meta = parquet.metadata
     sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-    if sizes and max(sizes) <= 4 * ROWS_PER_BATCH:
+    part = part or range(len(sizes))
+    runs = parquet_runs(sizes[part.start : part.stop], part.start)
+    if runs is not None:
         # Row groups of a modest size: whoever audits a block reads it (a worker).
         dictionaries = dictionary_columns(parquet.schema)
-        row, group = 1, 0
-        while group < len(sizes):
-            first = group
-            rows = 0
-            while group < len(sizes) and (rows == 0 or rows + sizes[group] <= ROWS_PER_BATCH):
-                rows += sizes[group]
-                group += 1
+        row = 1 + sum(sizes[: part.start])
+        for run in runs:
             yield RowGroupsBlock(
                 str(path),
                 row,
-                tuple(range(first, group)),
+                tuple(run),
                 dictionaries,
                 "" if name == str(path) else name,
             )
-            row += rows
+            row += sum(sizes[g] for g in run)
         return
+    assert len(part) == len(sizes), "a Parquet file of large row groups is read whole"
     row = 1
     try:
         for batch in parquet.iter_batches(batch_size=ROWS_PER_BATCH):

@@ -4,7 +4,8 @@ Most tables are final once their unit is audited (`EARLY`: players, rows, settle
 ...): they are loaded on a thread of the driver as soon as the audit's tasks are done,
 while the table rules and the finishing run. The rest (hands, quarantine, findings,
 runs) are loaded once assembled. Should the early files not be the ones the tasks
-report in the end (units audited again), the database starts over with those.
+report in the end (a unit audited again writes files of new names), the database
+starts over with those.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -162,14 +162,14 @@ class _Run:
     def audit(self) -> tuple[RunSummary, list[Written]]:
         """Spark's part: every unit audited, the table rules run, the tables finished;
         the run's summary and the files the tasks wrote."""
-        self.progress.step(f"auditing {len(self.units)} units, and the table rules")
+        self.progress.step(f"auditing {_units(len(self.units))}, and the table rules")
         shuffled = self._audited(self.units, {})
         with self._when_audited(self._load_early):
             summaries, repeats, judged = self._gather(shuffled, frozenset())
-        again = {unit: frozenset(ids) for r in repeats for unit, ids in r.again.items()}
+        again = _by_unit(r.again for r in repeats)  # each bucket holds some of a unit's
         elsewhere = frozenset(i for r in repeats for i in r.verified_elsewhere)
         if again or elsewhere:  # rare: the rules are run again knowing them
-            self.progress.step(f"auditing {len(again)} units again (hands repeated across them)")
+            self.progress.step(f"auditing {_units(len(again))} again (hands repeated across them)")
             redone = frozenset(again)
             kept = shuffled.filter(lambda output: output[1][1] not in redone)
             more = self._audited([u for u in self.units if u.number in redone], again)
@@ -214,9 +214,9 @@ class _Run:
     @contextlib.contextmanager
     def _when_audited(self, then: Callable[[], None]) -> Iterator[None]:
         """Around the job run inside: call `then` on a thread once every audit task of
-        the job has finished (its first stage). On leaving, the watch has ended: `then`
-        has run whole, or will not run."""
-        done = threading.Event()
+        the job has finished (its first stage). On leaving without an error, `then` has
+        run whole: here, if the job ended before the watch saw its first stage end."""
+        done, called = threading.Event(), threading.Event()
         tracker = self.sc.statusTracker()
         self.sc.setJobGroup("audit", "the audit of every unit", interruptOnCancel=False)
 
@@ -226,6 +226,7 @@ class _Run:
                     info = tracker.getJobInfo(job)
                     stage = tracker.getStageInfo(min(info.stageIds)) if info else None
                     if stage and stage.numTasks and stage.numCompletedTasks == stage.numTasks:
+                        called.set()
                         then()
                         return
 
@@ -236,6 +237,8 @@ class _Run:
         finally:
             done.set()
             watching.join()
+        if not called.is_set():
+            then()
 
     def _load_early(self) -> None:
         if self.database:
@@ -271,7 +274,7 @@ class _Run:
                 done += pending
         if not work:
             return done
-        self.progress.step(f"numbering lines and flagging hands in {len(work)} units")
+        self.progress.step(f"numbering lines and flagging hands in {_units(len(work))}")
         flagged = pa.concat_arrays(
             [from_payload(j.flagged)[0].combine_chunks().cast(pa.string()) for j in judged]
             or [pa.array([], pa.string())]
@@ -325,6 +328,19 @@ class _Run:
         run.accounting = summary.accounting
         rows = conform(run_row(run, summary), file_schema("runs"))
         return write_file(self.staging, "runs/part-00000.parquet", rows)
+
+
+def _by_unit(found: Iterable[dict[int, set[str]]]) -> dict[int, frozenset[str]]:
+    """Per unit, the ids verified before it, from every bucket's findings."""
+    ids: dict[int, set[str]] = {}
+    for per_unit in found:
+        for unit, some in per_unit.items():
+            ids.setdefault(unit, set()).update(some)
+    return {unit: frozenset(held) for unit, held in ids.items()}
+
+
+def _units(n: int) -> str:
+    return f"{n} unit" if n == 1 else f"{n} units"
 
 
 def _key(key: int) -> int:

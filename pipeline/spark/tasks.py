@@ -127,7 +127,9 @@ def audit_units(
 
 
 def _audit_unit(unit: Unit, staging: str, seen: frozenset[str], buckets: int) -> Iterator[Output]:
-    files = UnitFiles(staging, unit.label)
+    # Audited again, a unit writes files of new names: the first audit's, which the
+    # driver may have loaded already, are then known to be stale by their names alone.
+    files = UnitFiles(staging, f"{unit.label}-again" if seen else unit.label)
     summary = UnitSummary(unit.number)
     slim: dict[str, list[pa.Table]] = {"hands": [], "players": [], "quarantine": []}
     reader = UnitReader(unit)

@@ -1,8 +1,10 @@
 """The input cut into units, one per Spark task, and each unit read as the local engine
 reads a file (no pyspark here: the driver plans, the executors read).
 
-A unit is a whole file, or, for a large plain JSON Lines file, a range of its bytes.
-The driver cuts the ranges by size alone, reading nothing. A task owns the lines that
+A unit is a whole file; or, for a large plain JSON Lines file, a range of its bytes;
+or, for a large local Parquet file, a run of its row groups. The driver cuts the byte
+ranges by size alone, reading nothing, and the row groups by the rows its footer counts.
+A Parquet unit's rows are numbered within the file by the reader itself. A task owns the lines that
 start inside its range: it skips the end of a line begun before it and reads on past
 its end to finish its last line. It numbers its lines from 1 and counts them; the
 driver adds the lines of the file's earlier units (`Unit.first_line`), which tasks
@@ -23,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from pipeline.ingest.sources import (
     SUFFIXES,
@@ -31,6 +35,7 @@ from pipeline.ingest.sources import (
     InputError,
     input_files,
     line_range_blocks,
+    parquet_runs,
     read_blocks,
 )
 
@@ -39,6 +44,9 @@ from pipeline.ingest.sources import (
 SPLIT_BYTES = 64 << 20
 # How much more is read at a time to finish a range's last line.
 _TAIL = 1 << 16
+# About the bytes of a hand's record in JSON Lines: a Parquet unit holds about
+# SPLIT_BYTES / RECORD_BYTES rows, the records of a JSON Lines unit.
+RECORD_BYTES = 4096
 
 
 def is_local(path: str) -> bool:
@@ -60,16 +68,20 @@ class InputFile:
 
 @dataclass(frozen=True)
 class Unit:
-    """What one task audits: a whole file, or the lines starting in bytes [start, end)."""
+    """What one task audits: a whole file, the lines starting in bytes [start, end), or
+    the row groups `row_groups` of a Parquet file."""
 
     number: int  # its place in the input's order: units in this order are the input's
     file: InputFile
     start: int = 0
-    end: int | None = None  # None: the whole file
+    end: int | None = None  # None: the whole file (or its row groups)
+    row_groups: range | None = None
 
     @property
     def label(self) -> str:
         """What the files the unit's task writes are named by (the same on a retry)."""
+        if self.row_groups is not None:
+            return f"{self.file.number:05}-g{self.row_groups.start:011}"
         return f"{self.file.number:05}-{self.start:012}"
 
 
@@ -106,16 +118,44 @@ def _remote_files(given: str) -> list[tuple[str, int]]:
 
 def plan_units(files: Sequence[InputFile], split_bytes: int = SPLIT_BYTES) -> list[Unit]:
     """Every file a unit, but plain JSON Lines files larger than `split_bytes`, cut into
-    ranges of that size."""
+    ranges of that size, and local Parquet files of more rows than such a range holds,
+    cut into runs of row groups of about that many rows."""
     units: list[Unit] = []
     for file in files:
         if file.name.endswith(".jsonl") and file.size > split_bytes:
             for start in range(0, file.size, split_bytes):
                 end = min(start + split_bytes, file.size)
                 units.append(Unit(len(units), file, start, end))
+        elif file.name.endswith(".parquet") and is_local(file.uri):
+            for groups in row_group_units(file, max(1, split_bytes // RECORD_BYTES)):
+                units.append(Unit(len(units), file, row_groups=groups))
         else:
             units.append(Unit(len(units), file))
     return units
+
+
+def row_group_units(file: InputFile, rows: int) -> list[range | None]:
+    """A local Parquet file's row groups in runs of about `rows` rows; [None] (the file
+    whole) when it is one such run, or cannot be cut: its footer unreadable (the task
+    then says so as the local engine does), or row groups too large to read whole
+    (`parquet_runs`: the local reader reads those in batches)."""
+    try:
+        meta = pq.read_metadata(file.uri.removeprefix("file:"))
+    except (pa.ArrowException, OSError):
+        return [None]
+    sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    if parquet_runs(sizes) is None or sum(sizes) <= rows:
+        return [None]
+    units: list[range | None] = []
+    first, held = 0, 0
+    for group, size in enumerate(sizes):
+        held += size
+        if held >= rows:
+            units.append(range(first, group + 1))
+            first, held = group + 1, 0
+    if first < len(sizes):
+        units.append(range(first, len(sizes)))
+    return units if len(units) > 1 else [None]
 
 
 class UnitReader:
@@ -130,7 +170,7 @@ class UnitReader:
         unit = self.unit
         if unit.end is None:
             with _local_copy(unit.file) as path:
-                yield from read_blocks(path, unit.file.name)
+                yield from read_blocks(path, unit.file.name, unit.row_groups)
             return
         fs, where = _filesystem(unit.file.uri)
         with fs.open_input_file(where) as handle:

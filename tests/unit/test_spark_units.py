@@ -1,8 +1,10 @@
-"""The Spark engine's pure parts (no Spark): byte ranges read as the local reader reads
-the whole file, sources numbered in the file, tables written under their unit's names."""
+"""The Spark engine's pure parts (no Spark): byte ranges and runs of Parquet row groups
+read as the local reader reads the whole file, sources numbered in the file, tables
+written under their unit's names."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.ingest.parts import LinesBlock
-from pipeline.ingest.sources import read_blocks
-from pipeline.spark.units import Unit, UnitReader, list_inputs, plan_units
+from pipeline.ingest.parts import ArrowBlock, LinesBlock
+from pipeline.ingest.sources import RowGroupsBlock, read_blocks
+from pipeline.spark.units import RECORD_BYTES, Unit, UnitReader, list_inputs, plan_units
 from pipeline.spark.written import (
     UnitFiles,
     file_schema,
@@ -59,6 +61,63 @@ def test_byte_ranges_read_as_the_whole_file_is_read(
     units = plan_units(list_inputs([str(path)]), split)
     assert len(units) == -(-len(text) // split) if len(text) > split else len(units) == 1
     assert _read(units) == want
+
+
+def _row_numbers(blocks: Sequence[object]) -> list[tuple[int, int]]:
+    """(row number, value) of every row the blocks hold, as the reader numbers them."""
+    numbered = []
+    for block in blocks:
+        assert isinstance(block, RowGroupsBlock), block
+        for part in block.read(threads=False):
+            assert isinstance(part, ArrowBlock), part
+            values = part.batch.column("n").to_pylist()
+            numbered += [(part.first_row + i, v) for i, v in enumerate(values)]
+    return numbered
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 40), min_size=1, max_size=25),
+    split_rows=st.integers(1, 120),
+)
+def test_parquet_row_group_units_read_as_the_whole_file_is_read(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int], split_rows: int
+) -> None:
+    path = tmp_path_factory.mktemp("groups") / "h.parquet"
+    with pq.ParquetWriter(path, pa.schema([("n", pa.int64())])) as writer:
+        first = 0
+        for size in sizes:
+            writer.write_table(pa.table({"n": range(first, first + size)}))
+            first += size
+    want = _row_numbers(list(read_blocks(path, str(path))))
+    assert want == [(n + 1, n) for n in range(sum(sizes))]
+    units = plan_units(list_inputs([str(path)]), split_rows * RECORD_BYTES)
+    groups = [u.row_groups for u in units]
+    if sum(sizes) <= split_rows or len(groups) == 1:
+        assert groups == [None]  # the file whole
+    else:  # runs of whole row groups, in order, each of about split_rows rows
+        assert all(g is not None for g in groups)
+        assert [i for g in groups if g is not None for i in g] == list(range(len(sizes)))
+        assert all(sum(sizes[i] for i in g) >= split_rows for g in groups[:-1] if g)
+        assert len({u.label for u in units}) == len(units)
+    got = [b for u in units for b in UnitReader(u).blocks()]
+    assert _row_numbers(got) == want
+
+
+def test_a_200000_row_parquet_file_is_several_units_and_its_footer_alone_is_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "day.parquet"
+    rows = pa.table({"hand_id": pa.array([f"h{i}" for i in range(200_000)])})
+    pq.write_table(rows, path, row_group_size=8192)
+    units = plan_units(list_inputs([str(path)]))
+    assert len(units) >= 8
+    assert units[0].row_groups == range(0, 2)  # 16,384 rows: a JSON Lines unit's records
+    whole = pq.ParquetFile(path).metadata.num_row_groups
+    assert [i for u in units if u.row_groups for i in u.row_groups] == list(range(whole))
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not a footer")
+    assert [u.row_groups for u in plan_units(list_inputs([str(broken)]))] == [None]
 
 
 def test_only_large_plain_json_lines_files_are_cut(tmp_path: Path) -> None:
