@@ -28,6 +28,7 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -55,7 +56,15 @@ from pipeline.spark.tasks import (
     from_payload,
     gather_outputs,
 )
-from pipeline.spark.units import SPLIT_BYTES, Unit, is_local, list_inputs, plan_units
+from pipeline.spark.units import (
+    SPLIT_BYTES,
+    Unit,
+    file_digest,
+    is_local,
+    list_inputs,
+    once,
+    plan_units,
+)
 from pipeline.spark.written import (
     Written,
     assemble,
@@ -83,10 +92,15 @@ def verify_on_spark(
         except OSError as error:
             raise AuditError(f"Cannot write the audit to {out}: {error.strerror}") from None
     progress.step("listing the input")
-    units = plan_units(list_inputs(inputs), _split_bytes())
+    files, repeated = once(list_inputs(inputs))
+    units = plan_units(files, _split_bytes())
     progress.step("starting Spark")
     context, archive = spark_context(master)
     run = _Run(context, inputs, units, out, progress, started)
+    run.repeated = repeated
+    # The files' digests for the ledger, read beside the audit (as the local engine does).
+    digesting = ThreadPoolExecutor(1, thread_name_prefix="digest")
+    run.digests = digesting.map(file_digest, files)
     # Spark stops while the driver finishes audit.duckdb (it needs no Spark).
     stopping = threading.Thread(target=archive.stop, args=(context,), name="stop-spark")
     try:
@@ -104,6 +118,7 @@ def verify_on_spark(
         run.discard()
         raise
     finally:
+        digesting.shutdown(cancel_futures=True)
         if stopping.is_alive():
             progress.step("stopping Spark")
         stopping.join()
@@ -156,6 +171,8 @@ class _Run:
         # Buckets of hand tables and of hand ids: one a core.
         self.buckets = max(1, self.sc.defaultParallelism)
         self.building = ""  # the new parquet/ being assembled
+        self.repeated = 0  # files left out: an earlier one has their bytes
+        self.digests: Iterator[str] = iter(())  # of the files read, in order
         local = Path(self.out.removeprefix("file:"))
         self.database = Database(local) if is_local(self.out) else None
 
@@ -306,6 +323,7 @@ class _Run:
             _add(summary.divergences, j.divergences)
             summary.hands_diverged += j.newly_diverged
         summary.not_checked = (sum(players for *_, players in first.values()), len(first))
+        summary.files_repeated = self.repeated
         return summary
 
     def _hand_values(self) -> Written:
@@ -326,6 +344,7 @@ class _Run:
     def _runs_row(self, summary: RunSummary) -> Written:
         run = Run(list(self.inputs), "new", self.progress, str(uuid.uuid4()), self.started)
         run.accounting = summary.accounting
+        run.digests, run.files_skipped = list(self.digests), self.repeated
         rows = conform(run_row(run, summary), file_schema("runs"))
         return write_file(self.staging, "runs/part-00000.parquet", rows)
 

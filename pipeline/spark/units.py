@@ -16,12 +16,13 @@ Files are opened with pyarrow's file systems: local paths, and the URIs pyarrow 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -38,6 +39,7 @@ from pipeline.ingest.sources import (
     parquet_runs,
     read_blocks,
 )
+from pipeline.storage.ledger import digest, repeated_bytes
 
 # A task audits at most about this many bytes of a JSON Lines file
 # (HANDAUDIT_SPARK_SPLIT_BYTES sets it).
@@ -96,6 +98,27 @@ def list_inputs(inputs: Sequence[str]) -> list[InputFile]:
         else:
             found.extend((uri, uri, size) for uri, size in _remote_files(given))
     return [InputFile(n, uri, name, size) for n, (uri, name, size) in enumerate(found)]
+
+
+def once(files: list[InputFile]) -> tuple[list[InputFile], int]:
+    """The files in order, but for those whose bytes an earlier one has (a file named
+    twice, or copied), renumbered; and how many were left out, as the local engine
+    leaves them out."""
+    repeated = repeated_bytes([f.size for f in files], lambda i: file_digest(files[i]))
+    kept = [f for i, f in enumerate(files) if i not in repeated]
+    return [replace(f, number=n) for n, f in enumerate(kept)], len(repeated)
+
+
+def file_digest(file: InputFile) -> str:
+    """The SHA-256 of a file's bytes, as the ledger records it (`storage.ledger.digest`)."""
+    if is_local(file.uri):
+        return digest(Path(file.uri.removeprefix("file:")))
+    fs, path = pafs.FileSystem.from_uri(file.uri)
+    sha = hashlib.sha256()
+    with fs.open_input_stream(path) as stream:
+        while chunk := stream.read(1 << 22):
+            sha.update(chunk)
+    return sha.hexdigest()
 
 
 def _remote_files(given: str) -> list[tuple[str, int]]:

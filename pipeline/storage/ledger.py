@@ -13,7 +13,7 @@ import fcntl
 import hashlib
 import os
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -112,16 +112,21 @@ def audited_digests(con: duckdb.DuckDBPyConnection) -> set[str]:
 
 
 def repeated_files(files: list[Path]) -> set[int]:
-    """The places in `files` of those whose bytes an earlier file has. Only files of one
-    size are read for their digests: in the common case, none."""
+    """The places in `files` of those whose bytes an earlier file has."""
+    return repeated_bytes([p.stat().st_size for p in files], lambda i: digest(files[i]))
+
+
+def repeated_bytes(sizes: list[int], digest_of: Callable[[int], str]) -> set[int]:
+    """The places of files (of `sizes` bytes) whose bytes an earlier one has. Only files
+    of one size are read for their digests (`digest_of` a place): commonly, none."""
     by_size: dict[int, list[int]] = {}
-    for i, path in enumerate(files):
-        by_size.setdefault(path.stat().st_size, []).append(i)
+    for i, size in enumerate(sizes):
+        by_size.setdefault(size, []).append(i)
     repeated: set[int] = set()
     for same_size in by_size.values():
         seen: set[str] = set()
         for i in same_size if len(same_size) > 1 else ():
-            sha = digest(files[i])
+            sha = digest_of(i)
             if sha in seen:
                 repeated.add(i)
             seen.add(sha)
