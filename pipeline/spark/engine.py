@@ -92,15 +92,15 @@ def verify_on_spark(
         except OSError as error:
             raise AuditError(f"Cannot write the audit to {out}: {error.strerror}") from None
     progress.step("listing the input")
-    files, repeated = once(list_inputs(inputs))
-    units = plan_units(files, _split_bytes())
+    read, repeated = once(list_inputs(inputs))
+    units = plan_units(read, _split_bytes())
     progress.step("starting Spark")
     context, archive = spark_context(master)
     run = _Run(context, inputs, units, out, progress, started)
     run.repeated = repeated
     # The files' digests for the ledger, read beside the audit (as the local engine does).
     digesting = ThreadPoolExecutor(1, thread_name_prefix="digest")
-    run.digests = digesting.map(file_digest, files)
+    run.digests = digesting.map(file_digest, read)
     # Spark stops while the driver finishes audit.duckdb (it needs no Spark).
     stopping = threading.Thread(target=archive.stop, args=(context,), name="stop-spark")
     try:
