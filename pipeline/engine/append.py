@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -45,6 +48,8 @@ from pipeline.storage.ledger import (
 from pipeline.storage.profiles import merged_book, profile_rows, stored_book, table_rows
 from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
 from pipeline.storage.table_rules import QUARANTINE_APPEARANCES, check_table_rules
+
+F = TypeVar("F")
 
 # The tables the new records touch, from their first new hand number on: those of the
 # new hands and new quarantined records, and of a quarantined record whose hand the new
@@ -70,7 +75,7 @@ WHERE NOT EXISTS (SELECT 1 FROM quarantine q
 """
 
 
-class _Joined(AuditStore):
+class Joined(AuditStore):
     """The store's buffers, written into the audit's own connection and transaction (one
     connection: DuckDB's cursors would each be a transaction of their own); the new
     hands are noted in `new_hands`. Quarantined records that the audit's quarantine
@@ -108,8 +113,56 @@ class _Joined(AuditStore):
         self.requarantined += rows.num_rows - (int(found[0][0]) if found else 0)
 
 
+class Appender(Protocol[F]):
+    """Who audits an append's new files into the store (this process, or Spark), and
+    what it publishes beside the audit."""
+
+    def digest(self, file: F) -> str:
+        """The SHA-256 of a file's bytes (`storage.ledger.digest`)."""
+
+    def fill(self, run: Run, files: list[F], store: Joined, seen: VerifiedHands) -> None:
+        """The records of `files` audited into `store`, knowing the hands of `seen`."""
+
+    def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        """After the run's row, before the commit: what is to be published with it."""
+
+    def publish(self) -> None:
+        """After the commit: that published."""
+
+    def discard(self) -> None:
+        """After a failure: what `fill` and `prepare` left, removed."""
+
+
+@dataclass
+class LocalFiles:
+    """The local engine's appender: files read and audited here, on `workers` threads."""
+
+    stages: Stages
+    workers: int
+
+    def digest(self, file: Path) -> str:
+        return digest(file)
+
+    def fill(self, run: Run, files: list[Path], store: Joined, seen: VerifiedHands) -> None:
+        audit_files(run, files, store, self.stages, self.workers, seen=seen)
+
+    def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        pass
+
+    def publish(self) -> None:
+        pass
+
+    def discard(self) -> None:
+        pass
+
+
 def append_to(
-    run: Run, files: list[Path], out_dir: Path, stages: Stages, workers: int, given: bool = False
+    run: Run,
+    files: list[F],
+    out_dir: Path,
+    stages: Stages,
+    appender: Appender[F],
+    given: bool = False,
 ) -> RunSummary:
     """Add `files` to the audit in `out_dir` (it exists; the caller holds the writer lock).
     When it returns, audit.duckdb alone holds the audit; when it fails before its commit,
@@ -124,7 +177,7 @@ def append_to(
         run.book = merged_book(stored, run.book, used) if given else stored
         con.execute("CHECKPOINT")  # that log into the file, before anything is added
         kept.note()
-        fresh = _unread(run, files, audited_digests(con))
+        fresh = _unread(run, files, audited_digests(con), appender.digest)
         # No checkpoint but ours, after the commit, nor one when the connection closes
         # (after a failure: the file must stay as it was).
         con.execute(f"SET checkpoint_threshold = '{NO_AUTOMATIC_CHECKPOINT}'")
@@ -136,16 +189,19 @@ def append_to(
         con.execute("BEGIN TRANSACTION")
         con.execute(macros_sql())  # an audit written before audits held them gains them
         try:
-            summary = _append(run, fresh, con, db, stages, workers)
+            summary = _append(run, fresh, con, db, stages, appender)
+            appender.prepare(con)
             _commit(con, kept, out_dir)
         except BaseException:
             if not kept.committed:
                 _roll_back(con)
+            appender.discard()  # committed, the next append publishes the run (Spark)
             raise
     finally:
         con.close()
         kept.give_back()
         run.progress.close()
+    appender.publish()
     return summary
 
 
@@ -191,18 +247,18 @@ def _commit(con: duckdb.DuckDBPyConnection, kept: _Kept, out_dir: Path) -> None:
 
 def _append(
     run: Run,
-    files: list[Path],
+    files: list[F],
     con: duckdb.DuckDBPyConnection,
     db: Path,
     stages: Stages,
-    workers: int,
+    appender: Appender[F],
 ) -> RunSummary:
     """The new records into the audit, the rules judged again, the run's row: uncommitted."""
     after = _last_rowid(con, "quarantine_appearances")
     quarantined = _last_rowid(con, "quarantine")
     seen = VerifiedHands(con)
-    store = _Joined(con, db.parent, stages, quarantined)
-    audit_files(run, files, store, stages, workers, seen=seen)
+    store = Joined(con, db.parent, stages, quarantined)
+    appender.fill(run, files, store, seen)
     _keep_rules(con, run.book)
     with stages.stage("table rules"):
         new = f"(SELECT * FROM quarantine WHERE rowid > {quarantined})"
@@ -235,11 +291,13 @@ def _keep_rules(con: duckdb.DuckDBPyConnection, book: RuleBook) -> None:
     insert_rows(con, "rule_tables", table_rows(book))
 
 
-def _unread(run: Run, files: list[Path], audited: set[str]) -> list[Path]:
+def _unread(
+    run: Run, files: list[F], audited: set[str], digest_of: Callable[[F], str]
+) -> list[F]:
     """The files not read before (by digest), in order; the run keeps every digest."""
     fresh = []
     for path in files:
-        sha = digest(path)
+        sha = digest_of(path)
         if sha in audited:
             run.files_skipped += 1
             continue

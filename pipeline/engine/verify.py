@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.core.rules import CONTRACT, RuleBook
-from pipeline.engine.append import append_to
+from pipeline.engine.append import LocalFiles, append_to
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.engine.table_cache import cached_tables
 from pipeline.helpers.errors import AuditError
@@ -60,7 +60,9 @@ def verify(
     with writer_lock(out_dir), cached_tables():
         try:
             if append and (out_dir / DB_NAME).exists():
-                return append_to(run, files, out_dir, stages or Stages(), workers, given)
+                stages = stages or Stages()
+                appender = LocalFiles(stages, workers)
+                return append_to(run, files, out_dir, stages, appender, given)
             if not append:
                 may_replace(out_dir / DB_NAME, replace)
             return _verify(run, files, out_dir, parquet, stages or Stages(), workers)
