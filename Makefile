@@ -103,11 +103,13 @@ test-lowest: $(LOWEST_STAMP)
 # End to end on 200,000 generated hands, JSON Lines and Parquet, beside a per-hand baseline;
 # the JSON Lines audit beside Arrow's bare parse; 100,000 hands in each input shape; then
 # the Spark engine (local[2]) beside the local one on the same hands; then a day of
-# 100,000 hands appended to an audit of a million, beside that day audited alone.
+# 100,000 hands appended to an audit of a million, beside that day audited alone (by the
+# local engine, then by Spark).
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_pipeline.py --hands 200000
 	$(BIN)/python scripts/bench_spark.py --hands 200000
 	$(BIN)/python scripts/bench_append.py --history 1000000 --day 100000
+	$(BIN)/python scripts/bench_append.py --history 1000000 --day 100000 --engine spark --runs 2
 	$(BIN)/python scripts/bench_spark.py --hands 1000000 --repeat 1 \
 		--parquet bench/append-1000000-100000/history.parquet
 

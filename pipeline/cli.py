@@ -268,6 +268,10 @@ def _verify(
         from pipeline.storage.files import DB_NAME
         from pipeline.storage.ledger import may_replace
 
+        if append:
+            from pipeline.spark.append import append_on_spark
+
+            return append_on_spark(inputs, out, master, progress=Progress())
         may_replace(Path(out) / DB_NAME, replace)
         return verify_on_spark(inputs, out, master, progress=Progress())
     from pipeline.engine.verify import verify
@@ -304,7 +308,7 @@ def _options_agree(
         )
     if engine is Engine.local and master is not None:
         raise AuditError("--master names Spark's master: give it with --engine spark.")
-    if parquet and append:
+    if parquet and append and engine is Engine.local:
         raise AuditError(
             "--parquet is not written by --append (it would rewrite every table of the "
             "ledger each day): export the tables from audit.duckdb with DuckDB's COPY, or "
@@ -312,11 +316,6 @@ def _options_agree(
         )
     if append and replace:
         raise AuditError("--append adds to the audit and --replace replaces it: give one.")
-    if engine is Engine.spark and append:
-        raise AuditError(
-            "--append is not supported with --engine spark yet: append with the local "
-            "engine, or audit every input again with Spark into a new --out."
-        )
     if engine is Engine.spark and rules:
         raise AuditError(
             "--rules is not supported with --engine spark yet: audit house rules with the "

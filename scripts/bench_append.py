@@ -5,7 +5,9 @@ Generates (or reuses) in bench/ Taiwanese tables of 200 hands as Parquet, and sp
 them by hand number: the earlier hands of every table are the history, the later ones
 the next day (so the day continues every table, as a day's export does). Then, in
 turns, each in a fresh process: `verify DAY` into an empty directory, and
-`verify DAY --append` onto a copy of the history's audit. Medians of --runs.
+`verify DAY --append` onto a copy of the history's audit. Medians of --runs. With
+--engine spark, every run is Spark's (`verify --engine spark [--append]`), with the
+Parquet dataset beside each audit.
 """
 
 from __future__ import annotations
@@ -63,25 +65,35 @@ def main() -> None:
     parser.add_argument("--day", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "bench")
+    parser.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="spark: the history audited by Spark, the day alone and appended by Spark",
+    )
+    parser.add_argument("--master", default="local[2]", help="Spark's master (--engine spark)")
     args = parser.parse_args()
+    engine = ["--engine", "spark", "--master", args.master] if args.engine == "spark" else []
     past, later = data(args.history, args.day, args.out)
-    work = args.out / f"append-work-{args.history}-{args.day}"
+    work = args.out / f"append-work-{args.history}-{args.day}-{args.engine}"
     history_audit = work / "history"
     if not (history_audit / "audit.duckdb").exists():
-        seconds = timed("verify", str(past), "--out", str(history_audit))
-        print(f"history: {args.history:,} hands audited in {seconds:.1f} s")
+        seconds = timed("verify", str(past), *engine, "--out", str(history_audit))
+        print(f"history: {args.history:,} hands audited in {seconds:.1f} s ({args.engine})")
     alone, appended = [], []
     for run in range(args.runs):
         shutil.rmtree(work / "alone", ignore_errors=True)
-        alone.append(timed("verify", str(later), "--out", str(work / "alone")))
+        alone.append(timed("verify", str(later), *engine, "--out", str(work / "alone")))
         shutil.rmtree(work / "ledger", ignore_errors=True)
         shutil.copytree(history_audit, work / "ledger")
-        appended.append(timed("verify", str(later), "--append", "--out", str(work / "ledger")))
+        appended.append(
+            timed("verify", str(later), *engine, "--append", "--out", str(work / "ledger"))
+        )
         print(f"run {run + 1}: alone {alone[-1]:.2f} s, appended {appended[-1]:.2f} s")
     a, b = statistics.median(alone), statistics.median(appended)
     print(
-        f"the day ({args.day:,} hands) alone: {a:.2f} s; appended to {args.history:,} "
-        f"hands: {b:.2f} s; ratio {b / a:.2f} (medians of {args.runs})"
+        f"{args.engine}: the day ({args.day:,} hands) alone: {a:.2f} s; appended to "
+        f"{args.history:,} hands: {b:.2f} s; ratio {b / a:.2f} (medians of {args.runs})"
     )
 
 

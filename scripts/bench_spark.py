@@ -3,9 +3,9 @@
 Run: make bench (after bench_pipeline.py, which generates the hands), or
 .venv/bin/python scripts/bench_spark.py --hands 200000 --repeat 2.
 Each run is a fresh process; the local and the Spark engine run in turns on the same
-files (the JSON Lines file, cut into byte ranges by the engine; and the Parquet split
-into --parts files, since a Parquet file is one task), so that both see the same
-machine noise. The Spark runs say where their time went, step by step, and the
+files (the JSON Lines file, cut into byte ranges by the engine; the Parquet file, cut
+into runs of row groups; and the Parquet split into --parts files), so that both see
+the same machine noise. The Spark runs say where their time went, step by step, and the
 driver's peak memory (its Python process: the driver holds no hands, so it should
 not grow with them). An input not generated for --hands is left out.
 """
@@ -106,6 +106,7 @@ def main() -> None:
     if jsonl.exists():
         inputs["JSON Lines"] = jsonl
     if parquet.exists():
+        inputs["Parquet, one file"] = parquet
         inputs[f"Parquet, {a.parts} files"] = parquet_parts(parquet, a.parts, folder)
     local = [sys.executable, "-m", "pipeline", "verify", "--workers", str(a.workers), "--out"]
     spark = [sys.executable, __file__, "--master", a.master, "--measure-spark"]

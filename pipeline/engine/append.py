@@ -127,7 +127,7 @@ class Appender(Protocol[F]):
         """After the run's row, before the commit: what is to be published with it."""
 
     def publish(self) -> None:
-        """After the commit: that published."""
+        """Just after the commit: that published."""
 
     def discard(self) -> None:
         """After a failure: what `fill` and `prepare` left, removed."""
@@ -191,7 +191,7 @@ def append_to(
         try:
             summary = _append(run, fresh, con, db, stages, appender)
             appender.prepare(con)
-            _commit(con, kept, out_dir)
+            _commit(con, kept, out_dir, appender.publish)
         except BaseException:
             if not kept.committed:
                 _roll_back(con)
@@ -201,7 +201,6 @@ def append_to(
         con.close()
         kept.give_back()
         run.progress.close()
-    appender.publish()
     return summary
 
 
@@ -226,13 +225,17 @@ class _Kept:
             os.truncate(self.db, self.size)
 
 
-def _commit(con: duckdb.DuckDBPyConnection, kept: _Kept, out_dir: Path) -> None:
-    """Commit, and fold the commit into audit.duckdb, a Ctrl-C held until both are done."""
+def _commit(
+    con: duckdb.DuckDBPyConnection, kept: _Kept, out_dir: Path, publish: Callable[[], None]
+) -> None:
+    """Commit, publish what goes with the commit, and fold the commit into audit.duckdb,
+    a Ctrl-C held until all is done."""
     with interrupts_held():
         pause_at("committing")
         con.execute("COMMIT")
         kept.committed = True
         audit_written()
+        publish()
         pause_at("checkpointing")
         try:
             con.execute("CHECKPOINT")
@@ -291,9 +294,7 @@ def _keep_rules(con: duckdb.DuckDBPyConnection, book: RuleBook) -> None:
     insert_rows(con, "rule_tables", table_rows(book))
 
 
-def _unread(
-    run: Run, files: list[F], audited: set[str], digest_of: Callable[[F], str]
-) -> list[F]:
+def _unread(run: Run, files: list[F], audited: set[str], digest_of: Callable[[F], str]) -> list[F]:
     """The files not read before (by digest), in order; the run keeps every digest."""
     fresh = []
     for path in files:

@@ -42,6 +42,14 @@ class Accounting:
         for q in rejects:
             self.by_check[q.check.value] = self.by_check.get(q.check.value, 0) + 1
 
+    def merge(self, other: Accounting) -> None:
+        """Another part of the run's counts (a Spark unit's) added to these."""
+        self.read += other.read
+        self.verified += other.verified
+        self.quarantined += other.quarantined
+        for check, n in other.by_check.items():
+            self.by_check[check] = self.by_check.get(check, 0) + n
+
 
 def blocks(files: list[Path]) -> Iterator[FilePart]:
     """The blocks of input files (as `input_files` lists them), in file order."""

@@ -27,7 +27,7 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
@@ -49,12 +49,14 @@ from pipeline.spark.database import Database
 from pipeline.spark.session import spark_context
 from pipeline.spark.tasks import (
     Judged,
+    Output,
     Repeats,
     UnitSummary,
     audit_units,
     finish_units,
     from_payload,
     gather_outputs,
+    known_ids,
 )
 from pipeline.spark.units import (
     SPLIT_BYTES,
@@ -81,9 +83,14 @@ from pipeline.storage.stored import EARLY
 
 
 def verify_on_spark(
-    inputs: list[str], out: str, master: str | None = None, progress: Progress | None = None
+    inputs: list[str],
+    out: str,
+    master: str | None = None,
+    progress: Progress | None = None,
+    mode: str = "new",
 ) -> RunSummary:
-    """Audit `inputs` on Spark into `out` (a local directory, or a URI pyarrow writes)."""
+    """Audit `inputs` on Spark into `out` (a local directory, or a URI pyarrow writes);
+    `mode`: the run's, as `runs` records it ("append": the first day of a ledger)."""
     progress = progress or Progress(enabled=False)
     started = datetime.now(UTC)
     if is_local(out):
@@ -97,7 +104,7 @@ def verify_on_spark(
     progress.step("starting Spark")
     context, archive = spark_context(master)
     run = _Run(context, inputs, units, out, progress, started)
-    run.repeated = repeated
+    run.repeated, run.mode = repeated, mode
     # The files' digests for the ledger, read beside the audit (as the local engine does).
     digesting = ThreadPoolExecutor(1, thread_name_prefix="digest")
     run.digests = digesting.map(file_digest, read)
@@ -163,7 +170,9 @@ class _Run:
         out: str,
         progress: Progress,
         started: datetime,
+        building: bool = True,
     ) -> None:
+        """`building`: the run builds OUT's audit.duckdb (a plain run, OUT local)."""
         self.sc = sc
         self.inputs, self.units, self.out = inputs, units, out.rstrip("/")
         self.progress, self.started = progress, started
@@ -172,27 +181,16 @@ class _Run:
         self.buckets = max(1, self.sc.defaultParallelism)
         self.building = ""  # the new parquet/ being assembled
         self.repeated = 0  # files left out: an earlier one has their bytes
+        self.mode = "new"
         self.digests: Iterator[str] = iter(())  # of the files read, in order
         local = Path(self.out.removeprefix("file:"))
-        self.database = Database(local) if is_local(self.out) else None
+        self.database = Database(local) if is_local(self.out) and building else None
 
     def audit(self) -> tuple[RunSummary, list[Written]]:
         """Spark's part: every unit audited, the table rules run, the tables finished;
         the run's summary and the files the tasks wrote."""
         self.progress.step(f"auditing {_units(len(self.units))}, and the table rules")
-        shuffled = self._audited(self.units, {})
-        with self._when_audited(self._load_early):
-            summaries, repeats, judged = self._gather(shuffled, frozenset())
-        again = _by_unit(r.again for r in repeats)  # each bucket holds some of a unit's
-        elsewhere = frozenset(i for r in repeats for i in r.verified_elsewhere)
-        if again or elsewhere:  # rare: the rules are run again knowing them
-            self.progress.step(f"auditing {_units(len(again))} again (hands repeated across them)")
-            redone = frozenset(again)
-            kept = shuffled.filter(lambda output: output[1][1] not in redone)
-            more = self._audited([u for u in self.units if u.number in redone], again)
-            shuffled = kept.union(more).partitionBy(self.buckets + 1, _key)
-            again_summaries, _, judged = self._gather(shuffled, elsewhere)
-            summaries.update(again_summaries)
+        summaries, judged = self._audit_units([], judge=True)
         files = [f for s in summaries.values() for f in s.files if not f.pending]
         if self.database:  # loaded while Spark goes on, unless they changed
             self.database.settle(self.staging, files)
@@ -202,6 +200,37 @@ class _Run:
         files += [f for j in judged if j.written for f in [j.written]]
         files += [self._hand_values(), self._runs_row(summary), *self._rules()]
         return summary, files
+
+    def audit_for_append(self, known: pa.Array) -> tuple[list[UnitSummary], list[Written]]:
+        """For an append: every unit audited as if after the hands of `known` (the
+        audit's: a unit that holds one is audited again knowing it), and finished but
+        for the table rules, which the append judges over the whole audit; the units'
+        summaries in order, and the files their tasks wrote."""
+        self.progress.step(f"auditing {_units(len(self.units))}")
+        summaries, _ = self._audit_units(known_ids(known, self.buckets), judge=False)
+        files = [f for s in summaries.values() for f in s.files if not f.pending]
+        files += self._finished(summaries, [])
+        return [summaries[u.number] for u in self.units], files
+
+    def _audit_units(
+        self, known: Sequence[Output], judge: bool
+    ) -> tuple[dict[int, UnitSummary], list[Judged]]:
+        """Every unit's summary (audited again where it holds hands verified before it,
+        by an earlier unit or among `known`), and the table rules' findings (`judge`)."""
+        shuffled = self._audited(self.units, {}, known)
+        with self._when_audited(self._load_early):
+            summaries, repeats, judged = self._gather(shuffled, frozenset(), judge)
+        again = _by_unit(r.again for r in repeats)  # each bucket holds some of a unit's
+        elsewhere = frozenset(i for r in repeats for i in r.verified_elsewhere)
+        if again or (elsewhere and judge):  # rare: the rules are run again knowing them
+            self.progress.step(f"auditing {_units(len(again))} again (hands repeated across them)")
+            redone = frozenset(again)
+            kept = shuffled.filter(lambda output: output[1][1] not in redone)
+            more = self._audited([u for u in self.units if u.number in redone], again)
+            shuffled = kept.union(more).partitionBy(self.buckets + 1, _key)
+            again_summaries, _, judged = self._gather(shuffled, elsewhere, judge)
+            summaries.update(again_summaries)
+        return summaries, judged
 
     def publish(self, summary: RunSummary, files: list[Written]) -> None:
         """The tables moved into OUT/parquet, and audit.duckdb beside them when OUT is
@@ -221,11 +250,15 @@ class _Run:
         if self.database:
             self.database.discard()
 
-    def _audited(self, units: list[Unit], seen: dict[int, frozenset[str]]) -> RDD[Any]:
-        """Each unit's task outputs, gathered by key (`tasks.audit_units`): the shuffle's
-        writing is part of the audit's tasks."""
+    def _audited(
+        self, units: list[Unit], seen: dict[int, frozenset[str]], known: Sequence[Output] = ()
+    ) -> RDD[Any]:
+        """Each unit's task outputs, gathered by key (`tasks.audit_units`), with `known`
+        beside them: the shuffle's writing is part of the audit's tasks."""
         task = partial(audit_units, staging=self.staging, seen=seen, buckets=self.buckets)
         outputs = self.sc.parallelize(units, len(units)).mapPartitions(task)
+        if known:
+            outputs = outputs.union(self.sc.parallelize(known, min(len(known), self.buckets)))
         return outputs.partitionBy(self.buckets + 1, _key)
 
     @contextlib.contextmanager
@@ -262,11 +295,15 @@ class _Run:
             self.database.start(self.staging, files_of(self.staging, EARLY))
 
     def _gather(
-        self, shuffled: RDD[Any], elsewhere: frozenset[str]
+        self, shuffled: RDD[Any], elsewhere: frozenset[str], judge: bool
     ) -> tuple[dict[int, UnitSummary], list[Repeats], list[Judged]]:
         """The summaries, repeated ids and table rules' findings of the gathered outputs."""
         task = partial(
-            gather_outputs, staging=self.staging, buckets=self.buckets, verified_elsewhere=elsewhere
+            gather_outputs,
+            staging=self.staging,
+            buckets=self.buckets,
+            verified_elsewhere=elsewhere,
+            judge=judge,
         )
         results = shuffled.mapPartitionsWithIndex(task).collect()
         summaries = {r.unit: r for r in results if isinstance(r, UnitSummary)}
@@ -309,10 +346,7 @@ class _Run:
         summary = RunSummary(self.out, accounting)
         first: dict[str, tuple[int, str, int]] = {}
         for s in summaries.values():
-            accounting.read += s.accounting.read
-            accounting.verified += s.accounting.verified
-            accounting.quarantined += s.accounting.quarantined
-            _add(accounting.by_check, s.accounting.by_check)
+            accounting.merge(s.accounting)
             _add(summary.divergences, s.divergences)
             summary.hands_diverged += s.hands_diverged
             summary.rake_total += s.rake_total
@@ -342,7 +376,7 @@ class _Run:
         ]
 
     def _runs_row(self, summary: RunSummary) -> Written:
-        run = Run(list(self.inputs), "new", self.progress, str(uuid.uuid4()), self.started)
+        run = Run(list(self.inputs), self.mode, self.progress, str(uuid.uuid4()), self.started)
         run.accounting = summary.accounting
         run.digests, run.files_skipped = list(self.digests), self.repeated
         rows = conform(run_row(run, summary), file_schema("runs"))

@@ -6,8 +6,10 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import zipfile
 from importlib import resources
 from pathlib import Path
@@ -121,6 +123,7 @@ def spark_context(master: str | None) -> tuple[SparkContext, ClassArchive]:
         conf = conf.set("spark.ui.enabled", "false").set(
             "spark.driver.memory", os.environ.get("HANDAUDIT_SPARK_MEMORY", _local_memory())
         )
+    interrupt = signal.getsignal(signal.SIGINT)
     try:
         context = SparkContext.getOrCreate(conf)
     except Exception as error:  # the JVM would not start: say why, not a traceback
@@ -133,6 +136,10 @@ def spark_context(master: str | None) -> tuple[SparkContext, ClassArchive]:
                 raise SparkUnavailableError(f"Spark could not start on {master}: {again}") from None
         else:
             raise SparkUnavailableError(f"Spark could not start on {master}: {error}") from None
+    if threading.current_thread() is threading.main_thread():
+        # PySpark took SIGINT for itself (to cancel its jobs): a Ctrl-C is the command
+        # line's again, told truthfully (`helpers.interrupts`); Spark stops with the run.
+        signal.signal(signal.SIGINT, interrupt)
     context.setLogLevel("WARN")
     context.addPyFile(str(package))
     return context, archive

@@ -183,10 +183,12 @@ def _write_block(
 
 
 def _table(con: duckdb.DuckDBPyConnection, name: str, parts: list[pa.Table]) -> None:
-    """`parts` as table `name` of `con`, of the stored columns, empty when none."""
+    """`parts` as table `name` of `con`, of the stored columns, empty when none (one
+    insert a part: the games' audits give a column in types of their own, such as ids
+    dictionary-encoded or not, which DuckDB casts alike)."""
     con.execute(f"CREATE TABLE {name} ({COLUMNS[name]})")
-    if parts:
-        insert_rows(con, name, pa.concat_tables(parts))
+    for part in parts:
+        insert_rows(con, name, part)
 
 
 def _rule_inputs(
@@ -249,6 +251,30 @@ def _by_bucket(
             yield bucket, (name, to_payload(part))
 
 
+# The unit number of hands verified before the run (an append's audit): before every unit.
+KNOWN = -1
+
+
+def known_ids(ids: pa.Array, buckets: int) -> list[Output]:
+    """Hand ids verified before the run, as the ids outputs of a unit before the first:
+    a unit that holds one of them is audited again knowing it (`find_repeats`)."""
+    if not len(ids):
+        return []
+    con = duckdb.connect(config={"threads": 1})
+    try:
+        rows = pa.table(
+            {
+                "hand_id": ids.cast(pa.string()),
+                "kind": pa.array(np.full(len(ids), _VERIFIED, np.int8)),
+                "unit": pa.array(np.full(len(ids), KNOWN, np.int32)),
+            }
+        )
+        keys = _key_buckets(con, rows["hand_id"], buckets)
+        return [(bucket, ("ids", KNOWN, to_payload(part))) for bucket, part in by_key(rows, keys)]
+    finally:
+        con.close()
+
+
 def _ids(con: duckdb.DuckDBPyConnection, unit: int, buckets: int) -> Iterator[tuple[int, bytes]]:
     ids = con.sql(
         f"SELECT hand_id, {_VERIFIED}::TINYINT AS kind, {unit} AS unit FROM hands "
@@ -266,9 +292,10 @@ def gather_outputs(
     staging: str,
     buckets: int,
     verified_elsewhere: frozenset[str],
+    judge: bool = True,
 ) -> Iterator[UnitSummary | Repeats | Judged]:
     """What one key's outputs give: the units' summaries (key `buckets`), or a bucket's
-    repeated ids and its table rules' findings."""
+    repeated ids and (`judge`) its table rules' findings."""
     if key == buckets:
         yield from (value for _, (_, _, value) in outputs)
         return
@@ -280,7 +307,8 @@ def gather_outputs(
         else:
             rules.append((bucket, value))
     yield from find_repeats(ids)
-    yield from judge_tables(key, rules, staging, verified_elsewhere)
+    if judge:
+        yield from judge_tables(key, rules, staging, verified_elsewhere)
 
 
 @dataclass(frozen=True)

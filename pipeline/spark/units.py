@@ -78,13 +78,14 @@ class Unit:
     start: int = 0
     end: int | None = None  # None: the whole file (or its row groups)
     row_groups: range | None = None
+    run: str = ""  # an append's: its files are named apart from the audit's earlier ones
 
     @property
     def label(self) -> str:
         """What the files the unit's task writes are named by (the same on a retry)."""
         if self.row_groups is not None:
-            return f"{self.file.number:05}-g{self.row_groups.start:011}"
-        return f"{self.file.number:05}-{self.start:012}"
+            return f"{self.run}{self.file.number:05}-g{self.row_groups.start:011}"
+        return f"{self.run}{self.file.number:05}-{self.start:012}"
 
 
 def list_inputs(inputs: Sequence[str]) -> list[InputFile]:

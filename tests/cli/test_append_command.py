@@ -172,11 +172,7 @@ def test_an_audit_of_another_version_is_refused_with_what_to_do(
     assert "without --append" in refused.stderr
 
 
-def test_spark_and_parquet_do_not_append_yet(days: list[Path], tmp_path: Path) -> None:
-    refused = handaudit(
-        "verify", str(days[0]), "--append", "--engine", "spark", "--out", str(tmp_path)
-    )
-    assert refused.returncode == 2 and "not supported with --engine spark" in refused.stderr
+def test_the_local_engine_does_not_append_parquet(days: list[Path], tmp_path: Path) -> None:
     parquet = handaudit("verify", str(days[0]), "--append", "--parquet", "--out", str(tmp_path))
     assert parquet.returncode == 2 and "--parquet is not written by --append" in parquet.stderr
     assert not (tmp_path / "audit.duckdb").exists()
