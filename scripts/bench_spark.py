@@ -13,11 +13,13 @@ not grow with them). An input not generated for --hands is left out.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -90,6 +92,14 @@ def main() -> None:
         help="hands as one Parquet file (default: bench_pipeline.py's for --hands)",
     )
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument(
+        "--standalone",
+        type=int,
+        metavar="CORES",
+        help="Spark on a standalone cluster started here, of one worker of CORES cores "
+        "(its executors' Python the driver's), instead of --master: the per-core figure, "
+        "beside the local engine with --workers CORES",
+    )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=ROOT / "bench")
     ap.add_argument("--measure-spark", nargs="+", help=argparse.SUPPRESS)
@@ -108,6 +118,20 @@ def main() -> None:
     if parquet.exists():
         inputs["Parquet, one file"] = parquet
         inputs[f"Parquet, {a.parts} files"] = parquet_parts(parquet, a.parts, folder)
+    with contextlib.ExitStack() as stack:
+        if a.standalone:
+            sys.path.insert(0, str(ROOT))
+            from scripts.spark_cluster import standalone_cluster
+
+            os.environ["PYSPARK_PYTHON"] = sys.executable  # the executors' Python
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+            a.master = stack.enter_context(standalone_cluster(scratch, 1, a.standalone))
+            a.workers = a.standalone
+        compare(a, inputs)
+
+
+def compare(a: argparse.Namespace, inputs: dict[str, Path]) -> None:
+    """The local engine and Spark in turns on each input; a Markdown table."""
     local = [sys.executable, "-m", "pipeline", "verify", "--workers", str(a.workers), "--out"]
     spark = [sys.executable, __file__, "--master", a.master, "--measure-spark"]
     print(

@@ -58,7 +58,7 @@ from pipeline.spark.written import (
     write_file,
 )
 from pipeline.storage.files import DB_NAME
-from pipeline.storage.ledger import VerifiedHands, writer_lock
+from pipeline.storage.ledger import VerifiedHands, write_failure, writer_lock
 from pipeline.storage.profiles import profile_rows
 from pipeline.storage.stored import BY_DAY, COLUMNS, EARLY
 
@@ -94,6 +94,8 @@ def append_on_spark(
         appender = SparkFiles(out_dir, master, progress)
         try:
             summary = append_to(run, list_inputs(inputs), out_dir, stages, appender)
+        except (duckdb.Error, OSError) as error:  # the disk is full, or a write failed
+            raise write_failure(error, out_dir) from None
         finally:
             appender.stop()
     summary.seconds = progress.seconds

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
 # Every table and view a user reads (the runs row differs by its times and id).
 TABLES = (*(name for name in PUBLISHED if name != "runs"), "streets")
+FAULTS = EXAMPLES / "faults" / "hands.jsonl"
 
 
 def spark_verify(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -69,6 +71,21 @@ def split_input(tmp_path: Path) -> list[Path]:
     (parts / "more" / "c.json").write_text(json.dumps(records, indent=1))
     shutil.copy(EXAMPLES / "family" / "faults" / "hands.jsonl", parts / "more" / "d.jsonl")
     return [parts / "a.jsonl", parts / "b.jsonl.gz", parts / "more"]
+
+
+def three_shuffled_files(folder: Path) -> Path:
+    """The public faulty set, its lines shuffled by random.Random(3), cut as `split -n l/3`
+    cuts: three files of about a third of the bytes each, at line ends."""
+    lines = FAULTS.read_text().splitlines(keepends=True)
+    random.Random(3).shuffle(lines)
+    text = "".join(lines).encode()
+    folder.mkdir(parents=True)
+    start = 0
+    for part, name in enumerate(("part-aa", "part-ab", "part-ac"), 1):
+        end = len(text) if part == 3 else text.index(b"\n", part * len(text) // 3 - 1) + 1
+        (folder / f"{name}.jsonl").write_bytes(text[start:end])
+        start = end
+    return folder
 
 
 def test_faults_split_over_files_and_partitions_give_the_local_rows(tmp_path: Path) -> None:
@@ -209,7 +226,8 @@ def test_a_standalone_cluster_whose_python_lacks_the_project_gives_the_local_row
 ) -> None:
     """A master and two workers, each its own JVM, started from the installed PySpark;
     the executors' Python holds the dependencies but not the project: the engine ships
-    its code. The faulty mixed history, split over files and byte ranges."""
+    its code. The faulty mixed history, split over files and byte ranges, and the
+    faulty set shuffled into three more files: its hands repeated across units."""
     from scripts.spark_cluster import bare_python, standalone_cluster
 
     python = bare_python(tmp_path)
@@ -217,7 +235,8 @@ def test_a_standalone_cluster_whose_python_lacks_the_project_gives_the_local_row
         [str(python), "-c", "import pipeline"], capture_output=True, text=True, cwd=tmp_path
     )
     assert "No module named 'pipeline'" in lacks.stderr, lacks.stderr
-    inputs = [str(p) for p in split_input(tmp_path)]
+    shuffled = three_shuffled_files(tmp_path / "shuffled")  # the same hands again
+    inputs = [*(str(p) for p in split_input(tmp_path)), str(shuffled)]
     local = handaudit("verify", *inputs, "--out", str(tmp_path / "local"))
     with standalone_cluster(tmp_path / "cluster") as master:
         spark = subprocess.run(

@@ -5,7 +5,6 @@ row for row and count for count."""
 from __future__ import annotations
 
 import gzip
-import random
 import shutil
 from pathlib import Path
 
@@ -17,27 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.cli.test_evaluate_command import handaudit
-from tests.conftest import EXAMPLES
-from tests.spark.test_spark_engine import TABLES, _same_summary, rows, spark_verify
+from tests.spark.test_spark_engine import (
+    FAULTS,
+    TABLES,
+    _same_summary,
+    rows,
+    spark_verify,
+    three_shuffled_files,
+)
 
 pytestmark = pytest.mark.spark
-
-FAULTS = EXAMPLES / "faults" / "hands.jsonl"
-
-
-def three_shuffled_files(folder: Path) -> Path:
-    """The public faulty set, its lines shuffled by random.Random(3), cut as `split -n l/3`
-    cuts: three files of about a third of the bytes each, at line ends."""
-    lines = FAULTS.read_text().splitlines(keepends=True)
-    random.Random(3).shuffle(lines)
-    text = "".join(lines).encode()
-    folder.mkdir(parents=True)
-    start = 0
-    for part, name in enumerate(("part-aa", "part-ab", "part-ac"), 1):
-        end = len(text) if part == 3 else text.index(b"\n", part * len(text) // 3 - 1) + 1
-        (folder / f"{name}.jsonl").write_bytes(text[start:end])
-        start = end
-    return folder
 
 
 def same_tables(spark: Path, local: Path) -> None:
