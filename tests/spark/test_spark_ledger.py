@@ -10,8 +10,6 @@ import duckdb
 import pytest
 
 from pipeline.helpers.interrupts import UNCHANGED
-from pipeline.spark.append import DATASET
-from pipeline.spark.written import file_schema
 from tests.cli.test_audit_kept import interrupted_at
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES
@@ -35,6 +33,9 @@ def local_append(day: Path, out: Path) -> str:
 
 def dataset_is_the_database(out: Path) -> None:
     """Every table of OUT/parquet holds the rows of its table in audit.duckdb."""
+    from pipeline.spark.append import DATASET  # with the spark extra alone
+    from pipeline.spark.written import file_schema
+
     with duckdb.connect(str(out / "audit.duckdb"), read_only=True) as con:
         for name in DATASET:
             columns = ", ".join(f'"{c}"' for c in file_schema(name).names)
