@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-fast test-lowest lint bench bench-eval bench-compare profile \
+.PHONY: install demo test test-slow test-fast test-lowest lint bench bench-eval bench-compare profile \
 	sample clean spark-cluster-demo
 
 $(STAMP): pyproject.toml
@@ -72,11 +72,16 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check pipeline tests scripts
 	$(BIN)/mypy pipeline scripts tests
 
-# Everything, the exhaustive tests included (about a few minutes on 2 cores).
+# The default run: lint, then every test but the exhaustive and large ones (marker
+# `slow`), the Spark engine's included (about 9 minutes on 2 cores).
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -m "not slow"
 
-# The quick loop while coding: no exhaustive runs.
+# The exhaustive and large runs alone (about 6 minutes more); CI runs them after `test`.
+test-slow: $(STAMP)
+	$(BIN)/pytest -m slow
+
+# The quick loop while coding: no lint, no exhaustive runs.
 test-fast: $(STAMP)
 	$(BIN)/pytest -m "not slow"
 

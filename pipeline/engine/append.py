@@ -228,14 +228,13 @@ class _Kept:
 def _commit(
     con: duckdb.DuckDBPyConnection, kept: _Kept, out_dir: Path, publish: Callable[[], None]
 ) -> None:
-    """Commit, publish what goes with the commit, and fold the commit into audit.duckdb,
-    a Ctrl-C held until all is done."""
+    """Commit, fold the commit into audit.duckdb, and publish what goes with it, a Ctrl-C
+    held until all is done."""
     with interrupts_held():
         pause_at("committing")
         con.execute("COMMIT")
         kept.committed = True
         audit_written()
-        publish()
         pause_at("checkpointing")
         try:
             con.execute("CHECKPOINT")
@@ -246,6 +245,7 @@ def _commit(
                 f"{why_not_written(error, out_dir)}. Keep the two files together until "
                 "the next `handaudit verify --append` there folds it in."
             ) from None
+        publish()
 
 
 def _append(

@@ -50,15 +50,19 @@ from pipeline.spark.session import spark_context
 from pipeline.spark.units import InputFile, file_digest, is_local, list_inputs, plan_units
 from pipeline.spark.written import (
     Written,
-    conform,
     day_directory,
     discard,
-    file_schema,
+    export_table,
     publish,
-    write_file,
 )
 from pipeline.storage.files import DB_NAME
-from pipeline.storage.ledger import VerifiedHands, write_failure, writer_lock
+from pipeline.storage.ledger import (
+    LedgerError,
+    VerifiedHands,
+    why_not_written,
+    write_failure,
+    writer_lock,
+)
 from pipeline.storage.profiles import profile_rows
 from pipeline.storage.stored import BY_DAY, COLUMNS, EARLY
 
@@ -86,6 +90,7 @@ def append_on_spark(
         raise AuditError(f"--out is the directory that holds the audit, and {out_dir} is a file.")
     out_dir.mkdir(parents=True, exist_ok=True)
     with writer_lock(out_dir):
+        _remove_stale(out_dir)
         if not (out_dir / DB_NAME).exists():
             return verify_on_spark(inputs, out, master, progress, mode="append")
         progress.step("listing the input")
@@ -160,6 +165,9 @@ class SparkFiles:
         self.building = f"{self.out}/.parquet-{os.getpid()}.new"
         shutil.rmtree(self.building, ignore_errors=True)
         old = self.out / "parquet"
+        if old.exists() and not old.is_dir():
+            raise AuditError(f"{old} is not a directory: the Parquet dataset of the audit "
+                             "goes there. Move it away, and append again.")  # fmt: skip
         if _in_step(con, old, self.run_id):
             days = _days_judged(con)
             _link_unchanged(old, Path(self.building), days)
@@ -168,17 +176,26 @@ class SparkFiles:
                     target = Path(self.building) / file.published
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(f"{self.staging}/{file.path}", target)
-            _export(con, self.building, "hands", self.tag, days)
+            export_table(con, self.building, "hands", self.tag, days)
             for name in REWRITTEN:
-                _export(con, self.building, name, self.tag)
+                export_table(con, self.building, name, self.tag)
         else:  # a dataset behind the database, or none: written whole
             for name in DATASET:
-                _export(con, self.building, name, self.tag)
+                export_table(con, self.building, name, self.tag)
 
     def publish(self) -> None:
+        """The new dataset in place (the audit holds the run already: a failure here is
+        said so, and the next append writes the dataset whole)."""
         if self.building:
             self.progress.step("publishing the Parquet dataset")
-            publish(str(self.out), self.building)
+            try:
+                publish(str(self.out), self.building)
+            except OSError as error:
+                raise LedgerError(
+                    f"The append is in the audit in {self.out} ({DB_NAME}), but its Parquet "
+                    f"dataset could not be replaced: {why_not_written(error, self.out)}. The "
+                    "next `handaudit verify --engine spark --append` there writes it whole."
+                ) from None
             self.building = ""
         self.discard()
 
@@ -189,6 +206,14 @@ class SparkFiles:
     def stop(self) -> None:
         if self._stopping is not None:
             self._stopping.join()
+
+
+def _remove_stale(out_dir: Path) -> None:
+    """What a Spark run killed in OUT left (its staging, a dataset it was assembling):
+    no one else writes there while the writer's lock is held."""
+    for left in out_dir.glob(".parquet-*"):
+        if left.is_dir() and left.name.endswith((".partial", ".new", ".old")):
+            shutil.rmtree(left, ignore_errors=True)
 
 
 def _contract_only(run: Run) -> None:
@@ -265,34 +290,3 @@ def _link_unchanged(old: Path, new: Path, days: list[int]) -> None:
             os.link(path, target)
         except OSError:  # a file system without hard links
             shutil.copy2(path, target)
-
-
-def _export(
-    con: duckdb.DuckDBPyConnection,
-    root: str,
-    name: str,
-    tag: str,
-    days: list[int] | None = None,
-) -> None:
-    """Table `name` from the database into the dataset at `root`, as the Spark engine's
-    tasks write it: by the day of its hand for the tables written so (only `days`, when
-    given), whole for the others; one file a directory, named by the run's `tag`."""
-    schema = file_schema(name)
-    if name not in BY_DAY:
-        rows = con.sql(f"SELECT * FROM {name}").to_arrow_table()
-        if rows.num_rows:
-            write_file(root, f"{name}/part-{tag}0.parquet", conform(rows, schema))
-        return
-    day = "day - DATE '1970-01-01'"
-    of_day = (
-        f"SELECT *, {day} AS _day FROM hands"
-        if name == "hands"
-        else f"SELECT t.*, {day} AS _day FROM {name} t JOIN hands USING (hand_id)"
-    )
-    if days is None:
-        days = [int(d) for (d,) in con.execute(f"SELECT DISTINCT {day} FROM hands").fetchall()]
-    for each in days:  # a day's rows at a time in memory
-        rows = con.sql(f"SELECT * FROM ({of_day}) WHERE _day = {each}").to_arrow_table()
-        if rows.num_rows:
-            final = f"{name}/{day_directory(each)}/part-{tag}0.parquet"
-            write_file(root, final, conform(rows, schema))

@@ -10,6 +10,7 @@ starts over with those.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TypeVar
 
 import duckdb
 
-from pipeline.spark.written import Written
+from pipeline.spark.written import Written, export_table
 from pipeline.storage.ledger import write_failure
 from pipeline.storage.store import ParquetLoad
 from pipeline.storage.stored import EARLY
@@ -55,11 +56,19 @@ class Database:
             self._write(self._early.result)
 
     def finish(self, root: str, files: Iterable[Written]) -> Path:
-        """The tables of `files` not loaded early loaded, and audit.duckdb published."""
+        """The tables of `files` not loaded early loaded, the quarantine below `root`
+        written again as the database holds it (the record each repeated hand's row
+        names is known only once all are loaded), and audit.duckdb published."""
         self.wait()
         rest = [f for f in files if f.path not in self._early_files]
         self._write(lambda: self._files(root, rest))
+        self._write(lambda: self._quarantine_as_held(root))
         return self._write(self._loaded().commit)
+
+    def _quarantine_as_held(self, root: str) -> None:
+        con = self._loaded().derive()
+        shutil.rmtree(Path(root) / "quarantine", ignore_errors=True)
+        export_table(con, root, "quarantine", "")
 
     def discard(self) -> None:
         self._thread.shutdown(wait=True, cancel_futures=True)

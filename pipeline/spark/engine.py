@@ -136,8 +136,17 @@ def verify_on_spark(
 
 
 def _split_bytes() -> int:
-    given = os.environ.get("HANDAUDIT_SPARK_SPLIT_BYTES")
-    return int(given) if given else SPLIT_BYTES
+    """The bytes of JSON Lines a unit holds (HANDAUDIT_SPARK_SPLIT_BYTES, a whole number
+    of bytes above 0)."""
+    given = os.environ.get("HANDAUDIT_SPARK_SPLIT_BYTES", "").strip()
+    if not given:
+        return SPLIT_BYTES
+    if not given.isdigit() or int(given) == 0:
+        raise AuditError(
+            f"HANDAUDIT_SPARK_SPLIT_BYTES is the bytes of JSON Lines a Spark task audits: a "
+            f"whole number above 0 (64 MB by default: {SPLIT_BYTES}), not {given!r}."
+        )
+    return int(given)
 
 
 class SparkJobError(AuditError):

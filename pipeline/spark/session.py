@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -20,7 +21,7 @@ from pipeline.helpers.errors import AuditError
 from pipeline.spark.classes import ClassArchive
 
 if TYPE_CHECKING:
-    from pyspark import SparkContext
+    from pyspark import SparkConf, SparkContext
 
 
 class SparkUnavailableError(AuditError):
@@ -91,7 +92,7 @@ def spark_context(master: str | None) -> tuple[SparkContext, ClassArchive]:
     warnings and errors only, with this package shipped to its executors. The engine
     runs on Spark's core alone: no SQL session to start. Stop it with the archive's
     `stop` (`classes.py`)."""
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkConf
 
     require_spark()
     java = _java() or "java"
@@ -125,21 +126,57 @@ def spark_context(master: str | None) -> tuple[SparkContext, ClassArchive]:
         )
     interrupt = signal.getsignal(signal.SIGINT)
     try:
-        context = SparkContext.getOrCreate(conf)
-    except Exception as error:  # the JVM would not start: say why, not a traceback
-        if archive.path is not None and archive.making is None:  # perhaps for the archive
-            archive.drop()
-            conf.set("spark.driver.extraJavaOptions", f"{quiet} {_DRIVER_JVM}")
-            try:
-                context = SparkContext.getOrCreate(conf)
-            except Exception as again:
-                raise SparkUnavailableError(f"Spark could not start on {master}: {again}") from None
-        else:
-            raise SparkUnavailableError(f"Spark could not start on {master}: {error}") from None
+        context = _started(conf, master)
+    except SparkUnavailableError:
+        if archive.path is None or archive.making is not None:
+            raise
+        archive.drop()  # perhaps for the archive: once more without it
+        conf.set("spark.driver.extraJavaOptions", f"{quiet} {_DRIVER_JVM}")
+        context = _started(conf, master)
     if threading.current_thread() is threading.main_thread():
         # PySpark took SIGINT for itself (to cancel its jobs): a Ctrl-C is the command
         # line's again, told truthfully (`helpers.interrupts`); Spark stops with the run.
         signal.signal(signal.SIGINT, interrupt)
     context.setLogLevel("WARN")
-    context.addPyFile(str(package))
+    try:
+        context.addPyFile(str(package))
+    except Exception as error:  # the master gave up on the application as it started
+        _stop_gateway()
+        raise SparkUnavailableError(f"Spark could not start on {master}: {_first(error)}") from None
     return context, archive
+
+
+def _started(conf: SparkConf, master: str) -> SparkContext:
+    """The context of `conf`; a JVM that would not start said in a sentence, and one a
+    Ctrl-C stopped as it started not left running."""
+    from pyspark import SparkContext
+
+    try:
+        return SparkContext.getOrCreate(conf)
+    except KeyboardInterrupt:
+        _stop_gateway()
+        raise
+    except Exception as error:
+        raise SparkUnavailableError(f"Spark could not start on {master}: {error}") from None
+
+
+def _stop_gateway() -> None:
+    """The JVM this process started stopped, whatever state its start was left in."""
+    from pyspark import SparkContext
+
+    active = SparkContext._active_spark_context
+    if active is not None:
+        with contextlib.suppress(Exception):
+            active.stop()
+    gateway = SparkContext._gateway
+    process = getattr(gateway, "proc", None)
+    if process is not None and process.poll() is None:
+        process.kill()
+        process.wait()
+    SparkContext._gateway = SparkContext._jvm = None
+
+
+def _first(error: Exception) -> str:
+    """An exception's first line of words (a JVM's message runs on with its stack)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__

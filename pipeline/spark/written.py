@@ -272,3 +272,34 @@ def discard(*directories: str) -> None:
         fs, path = filesystem(directory)
         if fs.get_file_info(path).type != pafs.FileType.NotFound:
             fs.delete_dir(path)
+
+
+def export_table(
+    con: duckdb.DuckDBPyConnection,
+    root: str,
+    name: str,
+    tag: str,
+    days: list[int] | None = None,
+) -> None:
+    """Table `name` from the database into the dataset at `root`, as the Spark engine's
+    tasks write it: by the day of its hand for the tables written so (only `days`, when
+    given), whole for the others; one file a directory, named by the run's `tag`."""
+    schema = file_schema(name)
+    if name not in BY_DAY:
+        rows = con.sql(f"SELECT * FROM {name}").to_arrow_table()
+        if rows.num_rows:
+            write_file(root, f"{name}/part-{tag}0.parquet", conform(rows, schema))
+        return
+    day = "day - DATE '1970-01-01'"
+    of_day = (
+        f"SELECT *, {day} AS _day FROM hands"
+        if name == "hands"
+        else f"SELECT t.*, {day} AS _day FROM {name} t JOIN hands USING (hand_id)"
+    )
+    if days is None:
+        days = [int(d) for (d,) in con.execute(f"SELECT DISTINCT {day} FROM hands").fetchall()]
+    for each in days:  # a day's rows at a time in memory
+        rows = con.sql(f"SELECT * FROM ({of_day}) WHERE _day = {each}").to_arrow_table()
+        if rows.num_rows:
+            final = f"{name}/{day_directory(each)}/part-{tag}0.parquet"
+            write_file(root, final, conform(rows, schema))

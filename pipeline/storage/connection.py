@@ -5,6 +5,7 @@ that DuckDB will not replay said in a sentence."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,10 @@ def connected(
     waited = 0.0
     while True:
         try:
-            return duckdb.connect(str(db), read_only=read_only, config=config or {})
+            con = duckdb.connect(str(db), read_only=read_only, config=config or {})
+            if not read_only:  # times written in UTC, whatever the machine's zone (as
+                con.execute("SET TimeZone = 'UTC'")  # the Spark engine's tasks write them)
+            return con
         except duckdb.Error as error:
             refuse_foreign_log(db, error)
             if not is_locked(error) or waited >= wait:
@@ -56,9 +60,8 @@ def is_locked(error: duckdb.Error) -> bool:
 
 def holder(error: duckdb.Error) -> str:
     """The process DuckDB says holds the file, as far as it says."""
-    text = str(error)
-    at = text.find("PID")
-    return text[at : at + 12].strip(" ).") if at >= 0 else "a reader or a writer"
+    found = re.search(r"PID \d+", str(error))
+    return found.group(0) if found else "a reader or a writer"
 
 
 def refuse_foreign_log(db: Path, error: duckdb.Error) -> None:

@@ -399,6 +399,7 @@ class ParquetLoad:
     def __init__(self, out_dir: Path) -> None:
         self.store = AuditStore(out_dir)
         self.store.flush(done=True)  # DuckDB reads the Parquet files on every core
+        self.derived = False
 
     def load(self, name: str, files: list[str]) -> None:
         """The rows of `files` (paths or globs) into table `name`."""
@@ -412,9 +413,18 @@ class ParquetLoad:
             [files],
         )
 
+    def derive(self) -> duckdb.DuckDBPyConnection:
+        """Once every table is loaded: what the audit derives from them (the quarantined
+        records' appearances, and the record each repeated hand's quarantine row names);
+        the connection, to read the tables as they will be published."""
+        if not self.derived:
+            self.store.con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
+            self.store.con.execute(NAME_AUDITED_RECORDS.format(after=-1))
+            self.derived = True
+        return self.store.con
+
     def commit(self) -> Path:
-        self.store.con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
-        self.store.con.execute(NAME_AUDITED_RECORDS.format(after=-1))
+        self.derive()
         return self.store.commit()
 
     def discard(self) -> None:

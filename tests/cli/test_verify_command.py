@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -193,3 +196,25 @@ def assert_shows(text: str, *lines: str) -> None:
     """Each of `lines` is somewhere in `text`."""
     missing = [line for line in lines if line not in text]
     assert missing == [], missing
+
+
+def test_times_in_findings_are_utc_whatever_the_machines_zone(tmp_path: Path) -> None:
+    """A hand numbered after one that started later: the finding quotes the times, in
+    UTC on a machine in UTC+14 as on any other (the Spark engine writes them so)."""
+    lines = (EXAMPLES / "clean" / "hands.jsonl").read_text().splitlines()
+    late = lines[2].replace('"2026-11-08T23:47:25Z"', '"2026-11-08T23:40:00Z"')
+    (tmp_path / "h.jsonl").write_text("\n".join([lines[0], lines[1], late]) + "\n")
+    found = {}
+    for zone in ("UTC", "Pacific/Kiritimati"):
+        out = tmp_path / zone.replace("/", "-")
+        subprocess.run(
+            [sys.executable, "-m", "pipeline", "verify", str(tmp_path / "h.jsonl"),
+             "--out", str(out)],
+            cwd=ROOT, env={**os.environ, "TZ": zone}, capture_output=True, check=False,
+        )  # fmt: skip
+        with duckdb.connect(str(out / "audit.duckdb"), read_only=True) as con:
+            found[zone] = con.execute(
+                "SELECT recorded, message FROM divergences WHERE \"check\" = 'hand_no'"
+            ).fetchall()
+    assert found["UTC"] and found["Pacific/Kiritimati"] == found["UTC"]
+    assert "23:40:00+00" in found["UTC"][0][0]

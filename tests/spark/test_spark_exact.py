@@ -24,6 +24,7 @@ from tests.spark.test_spark_engine import (
     spark_verify,
     three_shuffled_files,
 )
+from tests.spark.test_spark_ledger import dataset_is_the_database
 
 pytestmark = pytest.mark.spark
 
@@ -47,6 +48,7 @@ def test_the_shuffled_faulty_set_in_three_files_gives_the_local_tables(tmp_path:
     same_tables(tmp_path / "spark", tmp_path / "local")
     assert _same_summary(spark.stdout, local.stdout), (spark.stdout, local.stdout)
     assert "read once: 1" in spark.stdout
+    dataset_is_the_database(tmp_path / "spark")
     ledger = "(SELECT input_digests, files_skipped, records_read FROM runs)"
     assert rows(tmp_path / "spark" / "audit.duckdb", ledger) == rows(
         tmp_path / "local" / "audit.duckdb", ledger
@@ -75,6 +77,7 @@ def quarantined_lines(tmp_path_factory: pytest.TempPathFactory) -> list[int]:
     return sorted(int(source.rsplit(":", 1)[1]) - 1 for (source,) in sources)
 
 
+@pytest.mark.slow  # three Spark runs, each over a JVM's start: `make test-slow`
 @settings(
     max_examples=3,
     deadline=None,
