@@ -127,6 +127,10 @@ class SparkFiles:
 
     def fill(self, run: Run, files: list[InputFile], store: Joined, seen: VerifiedHands) -> None:
         _contract_only(run)
+        dataset = self.out / "parquet"
+        if dataset.exists() and not dataset.is_dir():
+            raise AuditError(f"{dataset} is not a directory: the Parquet dataset of the audit "
+                             "goes there. Move it away, and append again.")  # fmt: skip
         self.run_id = run.run_id
         if not files:
             return
@@ -165,9 +169,6 @@ class SparkFiles:
         self.building = f"{self.out}/.parquet-{os.getpid()}.new"
         shutil.rmtree(self.building, ignore_errors=True)
         old = self.out / "parquet"
-        if old.exists() and not old.is_dir():
-            raise AuditError(f"{old} is not a directory: the Parquet dataset of the audit "
-                             "goes there. Move it away, and append again.")  # fmt: skip
         if _in_step(con, old, self.run_id):
             days = _days_judged(con)
             _link_unchanged(old, Path(self.building), days)

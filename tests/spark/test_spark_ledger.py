@@ -122,3 +122,22 @@ def test_what_a_spark_append_cannot_do_is_said_before_spark_starts(tmp_path: Pat
     remote = spark_verify(str(EXAMPLES / "clean" / "hands.jsonl"), "--append", "--out",
                           "s3://bucket/audit")  # fmt: skip
     assert remote.returncode == 2 and "local directory" in remote.stderr, remote.stderr
+
+
+def test_a_killed_runs_leftovers_go_and_a_dataset_that_is_a_file_is_refused(
+    tmp_path: Path,
+) -> None:
+    days = write_parts(tmp_path / "input", split(LINES, [30]))
+    ledger = tmp_path / "ledger"
+    local_append(days[0], ledger)
+    (ledger / "parquet").write_text("not a dataset")
+    before = _state(ledger)
+    refused = spark_verify(str(days[1]), "--append", "--out", str(ledger))
+    assert refused.returncode == 2 and "is not a directory" in refused.stderr, refused.stderr
+    assert _state(ledger) == before
+    (ledger / "parquet").unlink()
+    (ledger / ".parquet-99999.partial" / "players").mkdir(parents=True)  # a killed run's
+    (ledger / ".parquet-99999.new").mkdir()
+    spark_append(days[1], ledger)
+    assert [p.name for p in ledger.iterdir() if p.name.startswith(".")] == []
+    dataset_is_the_database(ledger)
