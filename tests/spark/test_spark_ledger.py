@@ -76,8 +76,15 @@ def test_a_week_of_appends_on_spark_is_the_one_local_run(tmp_path: Path) -> None
     assert leftovers == []
 
 
-def test_a_spark_append_to_a_local_audit_writes_its_dataset_whole(tmp_path: Path) -> None:
-    days = write_parts(tmp_path / "input", split(LINES, [30]))
+@pytest.fixture(scope="module")
+def days(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The faulty hands of every game in two days."""
+    return write_parts(tmp_path_factory.mktemp("days"), split(LINES, [30]))
+
+
+def test_a_spark_append_to_a_local_audit_writes_its_dataset_whole(
+    days: list[Path], tmp_path: Path
+) -> None:
     ledger = tmp_path / "ledger"
     local_append(days[0], ledger)
     assert not (ledger / "parquet").exists()
@@ -95,9 +102,8 @@ def _state(out: Path) -> dict[str, str]:
 
 
 def test_an_interrupted_append_leaves_the_audit_and_its_dataset_as_they_were(
-    tmp_path: Path,
+    days: list[Path], tmp_path: Path
 ) -> None:
-    days = write_parts(tmp_path / "input", split(LINES, [30]))
     ledger = tmp_path / "ledger"
     spark_append(days[0], ledger)
     before = _state(ledger)
@@ -125,9 +131,8 @@ def test_what_a_spark_append_cannot_do_is_said_before_spark_starts(tmp_path: Pat
 
 
 def test_a_killed_runs_leftovers_go_and_a_dataset_that_is_a_file_is_refused(
-    tmp_path: Path,
+    days: list[Path], tmp_path: Path
 ) -> None:
-    days = write_parts(tmp_path / "input", split(LINES, [30]))
     ledger = tmp_path / "ledger"
     local_append(days[0], ledger)
     (ledger / "parquet").write_text("not a dataset")
