@@ -30,6 +30,8 @@ FAULTS = EXAMPLES / "faults" / "hands.jsonl"
 
 
 def spark_verify(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`verify --engine spark` in local[2] (or on HANDAUDIT_TEST_MASTER, a cluster's
+    master: its executors' Python in PYSPARK_PYTHON)."""
     return subprocess.run(
         [
             sys.executable,
@@ -40,7 +42,7 @@ def spark_verify(*args: str, env: dict[str, str] | None = None) -> subprocess.Co
             "--engine",
             "spark",
             "--master",
-            "local[2]",
+            os.environ.get("HANDAUDIT_TEST_MASTER", "local[2]"),
         ],
         capture_output=True,
         text=True,
