@@ -7,7 +7,7 @@ append is the local engine's append (`engine.append`), with Spark as its auditor
 1. A file whose digest the audit's runs hold (either engine's) is skipped whole.
 2. Spark audits the new units, each as if after every hand the audit holds (a unit
    that holds one of them is audited again knowing it), and writes their tables as
-   Parquet (`engine._Run.audit_for_append`).
+   Parquet (`engine.SparkRun.audit_for_append`).
 3. In the append's one DuckDB transaction, those tables join the audit; the table
    rules are judged again for the tables the new records touch, from their first new
    hand number on; the run's row is written.
@@ -45,7 +45,7 @@ from pipeline.helpers.interrupts import pause_at
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
 from pipeline.ingest.quarantine import QuarantineCheck
-from pipeline.spark.engine import SparkJobError, _cause, _Run, _split_bytes, verify_on_spark
+from pipeline.spark.engine import SparkRun, spark_job, split_bytes, verify_on_spark
 from pipeline.spark.session import spark_context
 from pipeline.spark.units import InputFile, file_digest, is_local, list_inputs, plan_units
 from pipeline.spark.written import (
@@ -135,22 +135,17 @@ class SparkFiles:
         if not files:
             return
         files = [replace(f, number=n) for n, f in enumerate(files)]
-        units = [replace(u, run=self.tag) for u in plan_units(files, _split_bytes())]
+        units = [replace(u, run=self.tag) for u in plan_units(files, split_bytes())]
         known = store.con.sql("SELECT hand_id FROM hands").to_arrow_table()["hand_id"]
         self.progress.step("starting Spark")
         context, archive = spark_context(self.master)
-        spark = _Run(context, [f.uri for f in files], units, str(self.out), self.progress,
-                     datetime.now(UTC), building=False)  # fmt: skip
+        spark = SparkRun(context, [f.uri for f in files], units, str(self.out), self.progress,
+                         datetime.now(UTC), building=False)  # fmt: skip
         self.staging = spark.staging
-        try:
+        # Spark stops while the append goes on.
+        self._stopping = threading.Thread(target=archive.stop, args=(context,))
+        with spark_job(self._stopping):
             summaries, self.written = spark.audit_for_append(known.combine_chunks())
-        except Exception as error:
-            if type(error).__module__.startswith(("pyspark", "py4j")):
-                raise SparkJobError(f"The Spark job failed: {_cause(error)}") from None
-            raise
-        finally:  # Spark stops while the audit goes on
-            self._stopping = threading.Thread(target=archive.stop, args=(context,))
-            self._stopping.start()
         self.progress.step("adding the new hands to the audit")
         for summary in summaries:
             run.accounting.merge(summary.accounting)

@@ -100,10 +100,10 @@ def verify_on_spark(
             raise AuditError(f"Cannot write the audit to {out}: {error.strerror}") from None
     progress.step("listing the input")
     read, repeated = once(list_inputs(inputs))
-    units = plan_units(read, _split_bytes())
+    units = plan_units(read, split_bytes())
     progress.step("starting Spark")
     context, archive = spark_context(master)
-    run = _Run(context, inputs, units, out, progress, started)
+    run = SparkRun(context, inputs, units, out, progress, started)
     run.repeated, run.mode = repeated, mode
     # The files' digests for the ledger, read beside the audit (as the local engine does).
     digesting = ThreadPoolExecutor(1, thread_name_prefix="digest")
@@ -111,12 +111,8 @@ def verify_on_spark(
     # Spark stops while the driver finishes audit.duckdb (it needs no Spark).
     stopping = threading.Thread(target=archive.stop, args=(context,), name="stop-spark")
     try:
-        try:
+        with spark_job(stopping):
             summary, files = run.audit()
-        except (PySparkException, Py4JError) as error:
-            raise SparkJobError(f"The Spark job failed: {_cause(error)}") from None
-        finally:
-            stopping.start()
         run.publish(summary, files)
     except OSError as error:  # the driver's own writes: the runs row, the commit
         run.discard()
@@ -135,7 +131,7 @@ def verify_on_spark(
     return summary
 
 
-def _split_bytes() -> int:
+def split_bytes() -> int:
     """The bytes of JSON Lines a unit holds (HANDAUDIT_SPARK_SPLIT_BYTES, a whole number
     of bytes above 0)."""
     given = os.environ.get("HANDAUDIT_SPARK_SPLIT_BYTES", "").strip()
@@ -151,6 +147,18 @@ def _split_bytes() -> int:
 
 class SparkJobError(AuditError):
     """A Spark job of the audit failed; Spark's log above says more."""
+
+
+@contextlib.contextmanager
+def spark_job(stopping: threading.Thread) -> Iterator[None]:
+    """Around the Spark jobs of a run: a job that fails is said in a sentence, and Spark
+    is stopped on `stopping` (a thread, so that the run goes on meanwhile) at the end."""
+    try:
+        yield
+    except (PySparkException, Py4JError) as error:
+        raise SparkJobError(f"The Spark job failed: {_cause(error)}") from None
+    finally:
+        stopping.start()
 
 
 def _cause(error: Exception) -> str:
@@ -170,7 +178,7 @@ def _cause(error: Exception) -> str:
 _RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt): ")
 
 
-class _Run:
+class SparkRun:
     def __init__(
         self,
         sc: SparkContext,
