@@ -18,7 +18,7 @@ from pipeline.engine.table_cache import cached_tables
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
-from pipeline.ingest.sources import input_files
+from pipeline.storage.files import hand_histories
 from pipeline.storage.ledger import (
     digest,
     may_replace,
@@ -51,7 +51,7 @@ def verify(
     `book`: the rules file's profiles (house-rules.md); None: the contract alone, or on
     an append, the profiles the audit holds.
     """
-    files = input_files(inputs)
+    files = hand_histories(inputs)
     if out_dir.exists() and not out_dir.is_dir():
         raise AuditError(f"--out is the directory that holds the audit, and {out_dir} is a file.")
     run = Run(inputs, "append" if append else "new", progress or Progress(enabled=False))

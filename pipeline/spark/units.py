@@ -34,11 +34,11 @@ from pipeline.ingest.sources import (
     SUFFIXES,
     FilePart,
     InputError,
-    input_files,
     line_range_blocks,
     parquet_runs,
     read_blocks,
 )
+from pipeline.storage.files import hand_histories
 from pipeline.storage.ledger import digest, repeated_bytes
 
 # A task audits at most about this many bytes of a JSON Lines file
@@ -89,12 +89,12 @@ class Unit:
 
 
 def list_inputs(inputs: Sequence[str]) -> list[InputFile]:
-    """The files of `inputs` in the local engine's order (local ones by `input_files`, so
+    """The files of `inputs` in the local engine's order (local ones by `hand_histories`, so
     that they are named as it names them; others sorted below each given path)."""
     found: list[tuple[str, str, int]] = []
     for given in inputs:
         if is_local(given):
-            for local in input_files([Path(given.removeprefix("file:"))]):
+            for local in hand_histories([Path(given.removeprefix("file:"))]):
                 found.append((os.path.abspath(local), str(local), local.stat().st_size))
         else:
             found.extend((uri, uri, size) for uri, size in _remote_files(given))

@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from pipeline.helpers.errors import AuditError
-from pipeline.ingest.sources import SUFFIXES
+from pipeline.ingest.sources import SUFFIXES, InputError, input_files
 
 STDOUT = "-"
 DB_NAME = "audit.duckdb"
@@ -122,6 +122,26 @@ def audit_owning(target: Path, audits: tuple[Path, ...] = ()) -> Path | None:
         if db.exists() and _owned(place.relative_to(folder)):
             return db
     return None
+
+
+def hand_histories(given: list[Path]) -> list[Path]:
+    """The input files of `given` (`input_files`), but for an audit's own files: one
+    named is refused in a sentence, those found below a named directory are passed over
+    (an audit read into itself would grow with its own output)."""
+    files = []
+    for file in input_files(given):
+        audit = audit_owning(file)
+        if audit is None:
+            files.append(file)
+        elif any(_same_file(file, named) for named in given):
+            raise TargetError(
+                f"{file} is a file of the audit {audit}, not a hand history: give the "
+                "hand-history files."
+            )
+    if not files:
+        named = ", ".join(map(str, given))
+        raise InputError(f"No hand-history files in {named}: only an audit's own files.")
+    return files
 
 
 def input_holding(target: Path, inputs: tuple[Path, ...]) -> Path | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -218,3 +219,22 @@ def test_times_in_findings_are_utc_whatever_the_machines_zone(tmp_path: Path) ->
             ).fetchall()
     assert found["UTC"] and found["Pacific/Kiritimati"] == found["UTC"]
     assert "23:40:00+00" in found["UTC"][0][0]
+
+
+def test_an_audits_own_files_are_not_read_as_hand_histories(tmp_path: Path) -> None:
+    """The audit named as an input is refused; an audit below an input directory (its
+    database, its Parquet tables) is passed over, not quarantined record by record."""
+    out = tmp_path / "hands" / "audit"
+    faults = EXAMPLES / "faults" / "hands.jsonl"
+    (tmp_path / "hands").mkdir()
+    shutil.copy(faults, tmp_path / "hands" / "day.jsonl")
+    first = handaudit("verify", str(faults), "--parquet", "--out", str(out))
+    assert first.returncode == 1, first.stderr
+    named = handaudit("verify", str(out / "audit.duckdb"), "--out", str(tmp_path / "o"))
+    assert named.returncode == 2 and "not a hand history" in named.stderr, named.stderr
+    alone = handaudit("verify", str(out), "--out", str(tmp_path / "o"))
+    assert alone.returncode == 2 and "only an audit's own files" in alone.stderr
+    beside = handaudit("verify", str(tmp_path / "hands"), "--out", str(tmp_path / "o"))
+    with duckdb.connect(str(tmp_path / "o" / "audit.duckdb"), read_only=True) as con:
+        read = con.execute("SELECT records_read FROM runs").fetchall()
+    assert beside.returncode == 1 and read == [(len(faults.read_text().splitlines()),)]
