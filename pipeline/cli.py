@@ -16,7 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from pipeline.core.games import TAIWANESE_JOKERS, VARIANTS
 from pipeline.core.games.chinese import Scoring
-from pipeline.generate.shuffle import Bias
+from pipeline.generate.shuffle import Bias, parse_bias
 from pipeline.helpers import interrupts
 from pipeline.helpers.choices import HistoryFormat, ReportFormat
 from pipeline.helpers.display import for_terminal
@@ -382,12 +382,25 @@ DealtProfile = Annotated[
         help="The profile of --rules the tables are dealt by; their hands name it.",
     ),
 ]
+
+
+def _bias(text: str) -> str:
+    try:
+        parse_bias(text)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+    return text
+
+
 BiasOption = Annotated[
-    Bias,
+    str,
     typer.Option(
         "--bias",
+        metavar="KIND",
+        callback=_bias,
         help="Deal unfairly, for the fairness report to catch: suit (seat 1 favoured "
-        "with hearts) or naive (the swap-with-any-position shuffle).",
+        "with hearts), naive (the swap-with-any-position shuffle), offbyone (Fisher-Yates "
+        "off by one), riffle:K (K riffle shuffles), sticky (the last deck barely moved).",
     ),
 ]
 
@@ -416,7 +429,7 @@ def generate_command(
     ] = Scoring.one_six,
     rules: DealtRules = None,
     profile: DealtProfile = None,
-    bias: BiasOption = Bias.fair,
+    bias: BiasOption = Bias.fair.value,
     bias_share: Annotated[float, _share("--bias-share", "Share of hands biased.")] = 1.0,
     bias_strength: Annotated[
         float,

@@ -186,7 +186,7 @@ def _play(
 ) -> _Hands:
     table_of, seat = np.nonzero(dealt)
     hand_of = np.searchsorted(tables, table_of)
-    deck = dealer.decks(rng, len(tables))
+    deck = dealer.decks(rng, tables)
     # Seat 1, when dealt in, is the first player: the deck's first 13 cards.
     seat_one = np.zeros(deck.shape, dtype=bool)
     seat_one[:, :13] = dealt[tables, FAVOURED_SEAT][:, None]

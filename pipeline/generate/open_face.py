@@ -135,10 +135,11 @@ def _who_is_dealt(
 
 
 def _deal(
-    rng: np.random.Generator, n_tables: int, hand_of: Ints, count: Ints, seat: Ints, dealer: Dealer
+    rng: np.random.Generator, tables: Ints, hand_of: Ints, count: Ints, seat: Ints, dealer: Dealer
 ) -> list[npt.NDArray[np.int8]]:
     """Each player's cards, in the order dealt, from their table's shuffled deck."""
-    deck = dealer.decks(rng, n_tables)
+    n_tables = len(tables)
+    deck = dealer.decks(rng, tables)
     first = np.r_[0, np.cumsum(count)[:-1]]
     first -= first[np.searchsorted(hand_of, hand_of)]  # each table's deck starts at 0
     # Seat 1, when dealt in, is the first player: the deck's first cards.
@@ -178,7 +179,7 @@ def _play(
     hand_of = np.searchsorted(tables, table_of)
     landed = fl.cards[table_of, seat] > 0
     count = np.where(landed, fl.cards[table_of, seat], rule.first + rule.later * rule.later_dealt)
-    cards = _deal(rng, len(tables), hand_of, count, seat, dealer)
+    cards = _deal(rng, tables, hand_of, count, seat, dealer)
     streets, thrown = [], []
     for held, is_landed in zip(cards, landed, strict=True):
         parts = _streets_of(held, rule, bool(is_landed))

@@ -16,7 +16,7 @@ from pipeline.core.cards import JOKER
 from pipeline.core.games import Variant
 from pipeline.core.games.pairs import Pairs
 from pipeline.core.money import Settlement, settle
-from pipeline.generate.shuffle import Bias, Dealer, naive_shuffle
+from pipeline.generate.shuffle import FACTORY, Dealer
 
 SEATS = 6
 POINT_VALUES = np.array([10, 25, 50, 100, 200, 500])  # cents per point
@@ -204,19 +204,17 @@ def deal(
     )
     if jokers.any():  # the same draws, two more for the jokers: one shuffle of all 54
         shuffled = np.argsort(np.concatenate([draws, weight[:, :2]], axis=1)[jokers], axis=1)
-        deck[jokers] = _players_first(_FACTORY[shuffled])
+        deck[jokers] = _players_first(FACTORY[shuffled])
     if dealer is not None and not dealer.fair:
         biased = dealer.biased(n)
-        if dealer.bias is Bias.naive:
-            sizes = np.where(jokers[biased], 54, 52)
-            deck[biased] = _players_first(_FACTORY[naive_shuffle(dealer.rng, sizes, 54)])
+        if dealer.shuffles:
+            sizes = np.where(jokers, 54, 52)
+            # Jokers go to players only: no sticky move crosses from the boards to the seats.
+            deck = dealer.reshuffled(deck, sizes, np.arange(n), biased, _players_first, 10)
         seat_one = np.zeros(deck.shape[1], dtype=bool)
         seat_one[10:17] = True
         dealer.favour(deck, np.broadcast_to(seat_one, deck.shape), biased)
     return deck[:, :10].reshape(n, 2, 5), deck[:, 10:52].reshape(n, SEATS, 7)
-
-
-_FACTORY = np.r_[np.arange(52), JOKER, JOKER].astype(np.int8)  # the deck as it comes
 
 
 def _players_first(cards: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:

@@ -103,6 +103,16 @@ def test_a_choice_not_offered_is_refused_with_the_choices(args: tuple[str, ...])
     assert f"Invalid value for '{args[-2]}'" in result.stderr and "is not one of" in result.stderr
 
 
+@pytest.mark.parametrize("bias", ["offbyone", "riffle:3", "sticky"])
+def test_every_biased_shuffle_deals_histories_that_verify_clean(bias: str, tmp_path: Path) -> None:
+    """A bias changes the cards, never the rules: each game's history verifies clean."""
+    for variant in ("taiwanese", "chinese", "ofc", "pineapple_ofc"):
+        made = tmp_path / "in" / f"{variant}.jsonl"
+        generate(made, "--variant", variant, "--bias", bias, "--seed", "3")
+    verified = handaudit("verify", str(tmp_path / "in"), "--out", str(tmp_path / "audit"))
+    assert verified.returncode == 0 and "nothing diverged" in verified.stdout, verified.stderr
+
+
 def test_generated_chinese_tables_audit_clean_and_every_fault_is_found(tmp_path: Path) -> None:
     clean = tmp_path / "clean" / "hands.jsonl"
     generate(clean, "--variant", "chinese", "--scoring", "2-4", "--seed", "4")
