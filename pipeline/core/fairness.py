@@ -98,6 +98,24 @@ class Deals:
         spread = np.diag(weight @ a) - np.einsum("p,pg,ph->gh", weight, a, a)
         return cls(deck, tuple(groups), int(weight.sum()), weight @ k, spread)
 
+    @classmethod
+    def pooled(cls, parts: Sequence[tuple[Deals, Floats]]) -> tuple[Deals, Floats]:
+        """Several games' deals of one deck as one, with their observed counts (G, C):
+        groups matched by name (the rest last), hands independent, so sizes and spreads
+        add."""
+        names = sorted({g for d, _ in parts for g in d.groups[:-1]}, key=_group_order)
+        groups = (*names, parts[0][0].groups[-1])
+        place = {g: i for i, g in enumerate(groups)}
+        sizes, spread = np.zeros(len(groups)), np.zeros((len(groups), len(groups)))
+        observed = np.zeros((len(groups), parts[0][1].shape[1]))
+        for deals, counts in parts:
+            at = np.array([place[g] for g in deals.groups[:-1]] + [len(groups) - 1])
+            sizes[at] += deals.sizes
+            spread[np.ix_(at, at)] += deals.spread
+            observed[at] += counts
+        hands = sum(d.hands for d, _ in parts)
+        return cls(parts[0][0].deck, groups, hands, sizes, spread), observed
+
     def merged(self, into: npt.NDArray[np.int64]) -> Deals:
         """Group g merged into group into[g] (into numbers the groups that remain, the
         rest last): a fair deal still cuts the deck into the groups that remain."""
@@ -139,6 +157,89 @@ def partition_test(deals: Deals, observed: Floats, in_deck: Floats) -> Verdict:
     if df == 0:
         return Verdict(sample, insufficient="insufficient data")
     return Verdict(sample, statistic, df, float(stats.chi2.sf(statistic, df)), groups=groups)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The most extreme cell's test: its verdict, the standardized residuals z (G, C) after
+    merging (0 where not tested), how many cells were tested, and which is furthest."""
+
+    verdict: Verdict
+    z: Floats
+    tested: int
+    furthest: tuple[int, int]
+
+
+def cell_test(deals: Deals, observed: Floats, in_deck: Floats) -> Cell:
+    """The one group and category furthest from a fair deal: the largest standardized
+    residual |z| (each cell's own variance under the exact covariance) among the cells
+    expected at least MIN_EXPECTED times, the rest's row left out, two-sided, Bonferroni-
+    corrected for the number of those cells (conservative: the cells are correlated).
+    With two categories a group's cells mirror each other: only the first is counted."""
+    deals, observed = merge_small(deals, np.asarray(observed, dtype=np.float64), in_deck)
+    sample = int(observed.sum() - observed[-1].sum())
+    z, shown = _cells(deals, observed, in_deck)
+    columns = 1 if z.shape[1] == 2 else z.shape[1]
+    shown = shown[:-1, :columns] if len(deals.groups) >= 2 else np.zeros((0, 0), dtype=bool)
+    tested = int(shown.sum())
+    if tested == 0:
+        verdict = Verdict(sample, insufficient="insufficient data", groups=deals.groups)
+        return Cell(verdict, z, 0, (0, 0))
+    size = np.where(shown, np.abs(z[:-1, :columns]), -1.0)
+    g, c = (int(i) for i in np.unravel_index(np.argmax(size), size.shape))
+    largest = float(size[g, c])
+    p = min(1.0, tested * 2 * float(stats.norm.sf(largest)))
+    return Cell(Verdict(sample, largest, None, p, groups=deals.groups), z, tested, (g, c))
+
+
+def group_tests(deals: Deals, observed: Floats, in_deck: Floats) -> list[Verdict]:
+    """One test per group (the rest left out, after merging): did this group receive each
+    category as a fair deal would? Its row of residuals has covariance
+    D^2 / (D - 1) * M_gg * (diag(b) - b b'), so its quadratic form
+    (D - 1) / (D^2 M_gg) * sum over c of R_gc^2 / b_c is chi-square with C - 1 degrees of
+    freedom (the row sums to 0: the group's size is fixed). A group expected to receive
+    some category fewer than MIN_EXPECTED times is insufficient."""
+    b = np.asarray(in_deck, dtype=np.float64) / deals.deck
+    deals, observed = merge_small(deals, np.asarray(observed, dtype=np.float64), in_deck)
+    residual = observed - expected(deals, in_deck)
+    fewest = expected(deals, in_deck)[:, b > 0].min(axis=1)
+    df = int((b > 0).sum()) - 1
+    verdicts = []
+    d = deals.deck
+    for g in range(len(deals.groups) - 1):
+        spread, sample = float(deals.spread[g, g]), int(observed[g].sum())
+        if fewest[g] < MIN_EXPECTED or spread <= 0 or df < 1 or len(deals.groups) < 2:
+            verdicts.append(Verdict(sample, insufficient="insufficient data", groups=deals.groups))
+            continue
+        row = residual[g, b > 0]
+        statistic = float((d - 1) / (d**2 * spread) * (row**2 / b[b > 0]).sum())
+        p = float(stats.chi2.sf(statistic, df))
+        verdicts.append(Verdict(sample, statistic, df, p, groups=deals.groups))
+    return verdicts
+
+
+def standardized(deals: Deals, observed: Floats, in_deck: Floats) -> Floats:
+    """(observed - expected) over each cell's own standard deviation under a fair deal;
+    0 where fewer than MIN_EXPECTED are expected."""
+    return _cells(deals, observed, in_deck)[0]
+
+
+def _cells(deals: Deals, observed: Floats, in_deck: Floats) -> tuple[Floats, npt.NDArray[np.bool_]]:
+    """The standardized residuals, and which cells are expected at least MIN_EXPECTED times
+    (with a variance): the cells tested."""
+    exp = expected(deals, in_deck)
+    b = np.asarray(in_deck, dtype=np.float64) / deals.deck
+    d = deals.deck
+    sd = np.sqrt(d**2 / (d - 1) * np.outer(np.diag(deals.spread), b * (1 - b)))
+    shown = (exp >= MIN_EXPECTED) & (sd > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(shown, (observed - exp) / sd, 0.0), shown
+
+
+def _group_order(name: str) -> tuple[int, str]:
+    """Seats in order, then the boards (and any other group) by name."""
+    number = name.removeprefix("seat ")
+    return (int(number), "") if number.isdigit() else (1 << 30, name)
 
 
 def merge_small(deals: Deals, observed: Floats, in_deck: Floats) -> tuple[Deals, Floats]:

@@ -29,7 +29,17 @@ from pipeline.helpers.encoding import (
     rank_of,
     suit_of,
 )
+from pipeline.outputs import fairness_deals
 from pipeline.outputs.dealt import BOARDS_GROUP, PLAYER, Dealt, dealt_by_game
+from pipeline.outputs.fairness_deals import Sequence
+from pipeline.outputs.fairness_rows import (
+    RANK_NAMES,
+    SUITS,
+    FairnessTest,
+    Kind,
+    scope_of,
+    weights,
+)
 from pipeline.outputs.registry import FAIRNESS
 from pipeline.outputs.reports import (
     SQL_DIR,
@@ -42,22 +52,6 @@ from pipeline.outputs.reports import (
 from pipeline.storage.store import open_audit
 
 COUNTS = SQL_DIR / "fairness"
-SUITS = ("clubs", "diamonds", "hearts", "spades")
-RANK_NAMES = (
-    "twos",
-    "threes",
-    "fours",
-    "fives",
-    "sixes",
-    "sevens",
-    "eights",
-    "nines",
-    "tens",
-    "jacks",
-    "queens",
-    "kings",
-    "aces",
-)
 PREMIUM = "premium: "  # how the players' tests are named
 SPEC = FAIRNESS
 COLUMNS = pa.schema(
@@ -77,17 +71,6 @@ COLUMNS = pa.schema(
 
 
 @dataclass(frozen=True)
-class FairnessTest:
-    test: str
-    scope: str
-    hands: int
-    cards: int | None
-    verdict: Verdict
-    detail: str
-    untested: int = 0  # players this row stands for, too few hands to test (premium)
-
-
-@dataclass(frozen=True)
 class Counts:
     """What DuckDB counted (`sql/fairness/`)."""
 
@@ -97,6 +80,7 @@ class Counts:
     premium: pa.Table
     premium_order: pa.Table
     by_player: bool
+    sequence: Sequence | None = None  # the hands in table order (none with --player)
 
 
 def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
@@ -110,11 +94,17 @@ def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
                 con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
                 for name in ("cuts", "cards", "order", "premium", "premium_order")
             )
+            by_player = filters.player_id is not None
+            sequence = None
+            if not by_player:
+                hands, masks = (
+                    con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
+                    for name in ("sequence", "masks")
+                )
+                sequence = Sequence.read(hands, masks)
         except duckdb.Error as error:
             raise ReportError(f"The fairness report failed on {db}: {error}") from None
-        counts = Counts(
-            cuts, cards, order, premium, premium_order, by_player=filters.player_id is not None
-        )
+        counts = Counts(cuts, cards, order, premium, premium_order, by_player, sequence)
         return counts, period(con, filters)
 
 
@@ -128,10 +118,11 @@ def report_of(counts: Counts, filters: Filters, alpha: float, covered: str) -> R
     tests = [
         *deal_tests(counts, filters),
         *order_tests(counts, filters),
+        *memory_tests(counts, filters),
         *premium_tests(counts, filters),
     ]
-    weights, untested = _weights(tests)
-    flags = fairness.holm([t.verdict.p_value for t in tests], alpha, weights, untested)
+    shares, untested = weights(tests)
+    flags = fairness.holm([t.verdict.p_value for t in tests], alpha, shares, untested)
     rows = pa.Table.from_pylist(
         [_row(t, f) for t, f in zip(tests, flags, strict=True)], schema=COLUMNS
     )
@@ -144,22 +135,6 @@ def report_of(counts: Counts, filters: Filters, alpha: float, covered: str) -> R
     }
     generated = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return ReportResult(SPEC, filters, rows, covered, generated, totals)
-
-
-def _weights(tests: list[FairnessTest]) -> tuple[list[float], float]:
-    """Each test's share of the false-alarm rate, and the untested players': half for the
-    deal's tests, half for the players (each player alike, the untested too), so that
-    thousands of players do not drown the deal's few tests; all to one kind when the
-    other has none."""
-    players = [t.test.startswith(PREMIUM) for t in tests]
-    made = sum(not p and t.verdict.p_value is not None for p, t in zip(players, tests, strict=True))
-    people = sum(p and t.verdict.p_value is not None for p, t in zip(players, tests, strict=True))
-    untested = sum(t.untested for t in tests)
-    deal_share = 0.5 if made and (people + untested) else 1.0 if made else 0.0
-    per_deal = deal_share / max(made, 1)
-    per_player = (1.0 - deal_share) / max(people + untested, 1)
-    weights = [per_player if p else per_deal for p in players]
-    return weights, per_player * untested
 
 
 def _row(test: FairnessTest, flagged: bool | None) -> dict[str, object]:
@@ -180,19 +155,105 @@ def _row(test: FairnessTest, flagged: bool | None) -> dict[str, object]:
 
 def deal_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
     """Per game: suit, rank and card by seat (or by player) over the standard cards, given
-    where the jokers went; and the jokers by seat where the game deals them."""
+    where the jokers went; and the jokers by seat where the game deals them. Then, over
+    the games together (their hands are independent deals of one deck): the most extreme
+    cell and each seat alone (`focused_tests`)."""
     by = "player" if counts.by_player else "seat"
+    pooled: dict[str, list[tuple[Deals, npt.NDArray[np.float64]]]] = {}
+    games = []
+    joker_deck = np.zeros(2)
     for dealt in dealt_by_game(counts.cuts, counts.cards, counts.by_player):
-        scope = _scope(dealt.game.name, filters.table_id, filters.player_id)
+        games.append(dealt)
+        scope = scope_of(dealt.game.name, filters.table_id, filters.player_id)
         standard, deals = dealt.standard, dealt.deals()
         for category, member, labels in _CATEGORIES:
             observed, in_deck = standard @ member, member.sum(axis=0)
+            pooled.setdefault(category, []).append((deals, observed))
             verdict = _focused(fairness.partition_test(deals, observed, in_deck), counts.by_player)
             detail = _furthest_cell(deals, observed, in_deck, labels, verdict)
             cards = int(standard[:-1].sum())
             yield FairnessTest(f"{category} by {by}", scope, dealt.hands, cards, verdict, detail)
         if dealt.game.jokers:
+            deals, observed, joker_deck = _jokers(dealt)
+            pooled.setdefault("jokers", []).append((deals, observed))
             yield _joker_test(dealt, f"jokers by {by}", scope, counts.by_player)
+    decks = {c: (m.sum(axis=0), labels) for c, m, labels in _CATEGORIES}
+    decks["jokers"] = (joker_deck, _JOKER_LABELS)
+    for category, parts in pooled.items():
+        deals, observed = Deals.pooled(parts)
+        in_deck, labels = decks[category]
+        dealing = [d for d in games if d.game.jokers or category != "jokers"]
+        names = " + ".join(d.game.name for d in dealing)
+        scope = scope_of(names, filters.table_id, filters.player_id)
+        count = sum(d.hands for d in dealing)
+        yield from focused_tests(
+            f"{category} by {by}", scope, count, deals, observed, in_deck, labels, counts.by_player
+        )
+
+
+def focused_tests(
+    name: str,
+    scope: str,
+    hands: int,
+    deals: Deals,
+    observed: npt.NDArray[np.float64],
+    in_deck: npt.NDArray[np.float64],
+    labels: tuple[str, ...],
+    by_player: bool = False,
+    kind: Kind | None = None,
+) -> Iterator[FairnessTest]:
+    """Beside an omnibus test, the tests with power where a bias is concentrated: the most
+    extreme cell (Bonferroni over the cells tested), and each group alone (none when the
+    test is of a `kind` of its own: positions)."""
+    cell = fairness.cell_test(deals, observed, in_deck)
+    verdict, z = _focused(cell.verdict, by_player), cell.z
+    merged, counted = fairness.merge_small(deals, observed, in_deck)
+    expected = fairness.expected(merged, in_deck)
+    cards = int(counted[:-1].sum())
+    if verdict.insufficient:
+        detail = _furthest_cell(deals, observed, in_deck, labels, verdict)
+    else:
+        g, c = cell.furthest
+        detail = (
+            f"{merged.groups[g]}, {labels[c]}: {z[g, c]:+.1f} sd ({counted[g, c]:,.0f} dealt, "
+            f"{expected[g, c]:,.1f} expected); the most extreme of {cell.tested:,} cells"
+        )
+    yield FairnessTest(
+        f"{name}: most extreme cell", scope, hands, cards, verdict, detail, kind or Kind.cell
+    )
+    if kind is not None:
+        return
+    for g, each in enumerate(fairness.group_tests(deals, observed, in_deck)):
+        group = merged.groups[g]
+        if by_player and group != PLAYER:
+            continue
+        if each.insufficient:
+            detail = f"{expected[g].min():,.1f} expected in its smallest cell; 5 needed"
+        else:
+            k = int(np.argmax(np.abs(z[g, :1] if len(labels) == 2 else z[g])))
+            detail = (
+                f"furthest: {labels[k]} {counted[g, k]:,.0f} dealt, "
+                f"{expected[g, k]:,.1f} expected ({z[g, k]:+.1f} sd)"
+            )
+        size = int(counted[g].sum())
+        yield FairnessTest(f"{name}: {group}", scope, hands, size, each, detail, Kind.seat)
+
+
+def memory_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
+    """The tests of whole deals in each table's order (`fairness_deals`): between
+    consecutive hands and repeats over the games together, board places and the last
+    seat dealt per game. None with --player: they ask of the deal, not of a player."""
+    seq = counts.sequence
+    if seq is None or len(seq.table) == 0:
+        return
+    games = [name for name in VARIANTS if seq.of_game(name).any()]
+    scope = scope_of(" + ".join(games), filters.table_id)
+    yield from fairness_deals.between_tests(seq, scope)
+    yield from fairness_deals.repeat_tests(seq, scope)
+    for game in games:
+        yield from fairness_deals.position_tests(
+            seq, game, scope_of(game, filters.table_id), focused_tests
+        )
 
 
 def card_grid(dealt: Dealt) -> tuple[npt.NDArray[np.float64], ...]:
@@ -201,26 +262,34 @@ def card_grid(dealt: Dealt) -> tuple[npt.NDArray[np.float64], ...]:
     standard, deals = dealt.standard, dealt.deals()
     in_deck = np.ones(N_STANDARD)
     expected = fairness.expected(deals, in_deck)
-    return standard[:-1], expected[:-1], _standardized(deals, standard, in_deck)[:-1]
+    return standard[:-1], expected[:-1], fairness.standardized(deals, standard, in_deck)[:-1]
 
 
-def _joker_test(dealt: Dealt, name: str, scope: str, by_player: bool) -> FairnessTest:
-    """The jokers by seat. Jokers go to players only: a hand deals its players from the
-    whole deck and its boards from the standard cards left, so each of a player's cards is
-    any of the deck's alike, a joker included; the boards join the rest. (Boards dealt
-    first would leave a player 7 of the 44 other cards: 14/44 jokers a hand, not 14/54.
-    The examples deal players first: 0.256 jokers a player-hand in their clean set.)"""
+_JOKER_LABELS = ("jokers", "standard cards")
+
+
+def _jokers(dealt: Dealt) -> tuple[Deals, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """How the hands cut a deck of 54 among the players, and each player's jokers and
+    standard cards. Jokers go to players only: a hand deals its players from the whole
+    deck and its boards from the standard cards left, so each of a player's cards is any
+    of the deck's alike, a joker included; the boards join the rest. (Boards dealt first
+    would leave a player 7 of the 44 other cards: 14/44 jokers a hand, not 14/54. The
+    examples deal players first: 0.256 jokers a player-hand in their clean set.)"""
     game = dealt.game
-    deck = N_STANDARD + game.jokers
     players = [i for i, g in enumerate(dealt.codes[:-1]) if g != BOARDS_GROUP]
     rows = [*players, len(dealt.codes) - 1]
     jokers = dealt.cards[rows, JOKER]
     observed = np.stack([jokers, dealt.cards[rows].sum(axis=1) - jokers], axis=1)
     in_deck = np.array([game.jokers, N_STANDARD], dtype=np.float64)
     observed[-1] = dealt.hands * in_deck - observed[:-1].sum(axis=0)
-    deals = dealt.deals(deck, keep=players)
+    return dealt.deals(N_STANDARD + game.jokers, keep=players), observed, in_deck
+
+
+def _joker_test(dealt: Dealt, name: str, scope: str, by_player: bool) -> FairnessTest:
+    """The jokers by seat (`_jokers`)."""
+    deals, observed, in_deck = _jokers(dealt)
     verdict = _focused(fairness.partition_test(deals, observed, in_deck), by_player)
-    detail = _furthest_cell(deals, observed, in_deck, ("jokers", "standard cards"), verdict)
+    detail = _furthest_cell(deals, observed, in_deck, _JOKER_LABELS, verdict)
     return FairnessTest(name, scope, dealt.hands, int(observed[:-1].sum()), verdict, detail)
 
 
@@ -257,7 +326,7 @@ def _furthest_cell(
     """The group and category furthest from what a fair deal expects, in standard
     deviations (a group's own variance for that category)."""
     expected = fairness.expected(deals, in_deck)
-    z = _standardized(deals, observed, in_deck)[:-1]
+    z = fairness.standardized(deals, observed, in_deck)[:-1]
     if verdict.insufficient or not z.size:
         fewest = expected[:-1].min() if len(expected) > 1 else 0.0
         return f"{fewest:,.1f} expected in the smallest cell; {fairness.MIN_EXPECTED:g} needed"
@@ -268,29 +337,6 @@ def _furthest_cell(
         f"furthest: {deals.groups[g]} dealt {labels[c]} {observed[g, c]:,.0f} times, "
         f"{expected[g, c]:,.1f} expected ({z[g, c]:+.1f} sd)"
     )
-
-
-def _standardized(
-    deals: Deals, observed: npt.NDArray[np.float64], in_deck: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
-    """(observed - expected) over each cell's own standard deviation under a fair deal;
-    0 where fewer than MIN_EXPECTED are expected."""
-    expected = fairness.expected(deals, in_deck)
-    b = in_deck / deals.deck
-    sd = np.sqrt(deals.deck**2 / (deals.deck - 1) * np.outer(np.diag(deals.spread), b * (1 - b)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        shown = (expected >= fairness.MIN_EXPECTED) & (sd > 0)
-        return np.where(shown, (observed - expected) / sd, 0.0)
-
-
-def _scope(who: str, table_id: str | None, player_id: str | None = None) -> str:
-    """What a test covers: a game or players, at the table and of the player filtered."""
-    parts = [who]
-    if table_id is not None:
-        parts.append(f"table {table_id}")
-    if player_id is not None:
-        parts.append(f"player {player_id}")
-    return ", ".join(parts)
 
 
 def order_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
@@ -318,11 +364,12 @@ def order_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
             )
             yield FairnessTest(
                 f"deal order: {kind}",
-                _scope(name, filters.table_id, filters.player_id),
+                scope_of(name, filters.table_id, filters.player_id),
                 int(players.sum()),
                 int(players @ column["n"]),
                 verdict,
                 detail,
+                Kind.positions,
             )
 
 
@@ -350,15 +397,22 @@ def premium_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
             f"the other players of the same hands {others / max(seats, 1):.2%} "
             f"({others:,} in {seats:,})"
         )
-        scope = _scope(f"player {player}", filters.table_id)
-        yield FairnessTest(f"{PREMIUM}{outcome}", scope, hands, None, verdict, detail)
+        scope = scope_of(f"player {player}", filters.table_id)
+        yield FairnessTest(f"{PREMIUM}{outcome}", scope, hands, None, verdict, detail, Kind.premium)
     for outcome, sizes in untested.items():
         detail = f"each player needs {fairness.MIN_EXPECTED:g} to expect; these had fewer hands"
         who = f"{len(sizes):,} player" + ("s" if len(sizes) > 1 else "")
         verdict = Verdict(sum(sizes), insufficient="insufficient data")
-        scope = _scope(who, filters.table_id)
+        scope = scope_of(who, filters.table_id)
         yield FairnessTest(
-            f"{PREMIUM}{outcome}", scope, verdict.sample, None, verdict, detail, len(sizes)
+            f"{PREMIUM}{outcome}",
+            scope,
+            verdict.sample,
+            None,
+            verdict,
+            detail,
+            Kind.premium,
+            len(sizes),
         )
 
 

@@ -25,7 +25,8 @@ KINDS = {
 }
 HEADER = """-- The views the fairness report counts from: the hands its filters choose (fair_hands),
 -- their players in groups (fair_players), every card dealt (fair_cards), each group's
--- cards in each hand (fair_sizes), and each game's premium outcomes (premium_kinds).
+-- cards in each hand (fair_sizes), each player's standard cards as a mask (fair_masks),
+-- and each game's premium outcomes (premium_kinds).
 -- Runs alone on an audit (its macros), its variables set or not; then the other files
 -- of sql/fairness/ count from these views.
 -- Written by scripts/export_sql.py from pipeline/outputs/fairness_views.py: edit that.
@@ -137,6 +138,40 @@ FROM fair_hands
 WHERE in_scope AND boards <> ''"""
 
 
+def _mask(card: str) -> str:
+    """A card's bit among the standard cards' (none for a joker)."""
+    return f"(CASE WHEN ({card}) < {JOKER} THEN 1::BIGINT << ({card}) ELSE 0 END)"
+
+
+def _masked(table: str, layout: Layout, where: str = "") -> str:
+    """Each player's standard cards of a layout's stored settings, as one 52-bit mask."""
+    cards = LAYOUTS[layout].cards_per_player
+    words = CARDS.words(cards)
+    bits = " | ".join(_mask(CARDS.unpacked_sql("r", str(i), words)) for i in range(cards))
+    return f"""
+SELECT p.hand_id, p.seat, {bits} AS mask
+FROM fair_players p JOIN {table} r USING (hand_id, seat)
+WHERE p.in_scope {where}"""
+
+
+# Each player's standard cards as a 52-bit mask (card c is bit c), read from the stored
+# words without spreading them card by card: what the tests between hands compare.
+_MASKS_VIEW = (
+    "CREATE OR REPLACE TEMP VIEW fair_masks AS"
+    + _masked(ROW_TABLES[Layout.taiwanese], Layout.taiwanese)
+    + "\nUNION ALL"
+    + _masked(ROW_TABLES[Layout.chinese], Layout.chinese, f"AND {_NO_STREETS}")
+    + f"""
+UNION ALL
+SELECT p.hand_id, p.seat,
+       list_reduce(list_transform(list_filter(s.placements, {_DEALT_PART}),
+                                  lambda x: {_mask("placed_card(x)")}),
+                   lambda a, b: a | b, 0::BIGINT)
+FROM fair_players p JOIN player_streets s USING (hand_id, seat)
+WHERE p.in_scope"""
+)
+
+
 def _premium_kinds() -> str:
     """Which premium outcomes each game has (a Home Run; a scoop, a natural, a Fantasyland
     entry), and the name of the outcome they form together, as a view."""
@@ -161,5 +196,5 @@ def _premium_kinds() -> str:
 
 def text() -> str:
     """The file's text."""
-    views = (_HANDS_VIEW, _PLAYERS_VIEW, _CARDS_VIEW, _SIZES_VIEW, _premium_kinds())
+    views = (_HANDS_VIEW, _PLAYERS_VIEW, _CARDS_VIEW, _SIZES_VIEW, _MASKS_VIEW, _premium_kinds())
     return HEADER + "".join(f"{v.strip()};\n\n" for v in views).rstrip() + "\n"

@@ -274,7 +274,7 @@ def _heat_map(game: str, groups: list[str], observed: Any, expected: Any, z: Any
     """Each group's count of each card against what a fair deal expects, as inline SVG:
     red where a group got a card more often, blue less, by standard deviations (4+ full)."""
     from pipeline.core.cards import CANONICAL
-    from pipeline.outputs.fairness import SUITS
+    from pipeline.outputs.fairness_rows import SUITS
 
     size, left, top = 13, 110, 30
     width, height = left + N_STANDARD * size + 10, top + len(groups) * size + 40

@@ -1,6 +1,7 @@
 -- The views the fairness report counts from: the hands its filters choose (fair_hands),
 -- their players in groups (fair_players), every card dealt (fair_cards), each group's
--- cards in each hand (fair_sizes), and each game's premium outcomes (premium_kinds).
+-- cards in each hand (fair_sizes), each player's standard cards as a mask (fair_masks),
+-- and each game's premium outcomes (premium_kinds).
 -- Runs alone on an audit (its macros), its variables set or not; then the other files
 -- of sql/fairness/ count from these views.
 -- Written by scripts/export_sql.py from pipeline/outputs/fairness_views.py: edit that.
@@ -70,6 +71,22 @@ UNION ALL
 SELECT hand_id, variant, 0, (length(boards) + 1) // 3, (length(boards) + 1) // 3
 FROM fair_hands
 WHERE in_scope AND boards <> '';
+
+CREATE OR REPLACE TEMP VIEW fair_masks AS
+SELECT p.hand_id, p.seat, (CASE WHEN (cards_item(r.cards_1, (0))) < 52 THEN 1::BIGINT << (cards_item(r.cards_1, (0))) ELSE 0 END) | (CASE WHEN (cards_item(r.cards_1, (1))) < 52 THEN 1::BIGINT << (cards_item(r.cards_1, (1))) ELSE 0 END) | (CASE WHEN (cards_item(r.cards_1, (2))) < 52 THEN 1::BIGINT << (cards_item(r.cards_1, (2))) ELSE 0 END) | (CASE WHEN (cards_item(r.cards_1, (3))) < 52 THEN 1::BIGINT << (cards_item(r.cards_1, (3))) ELSE 0 END) | (CASE WHEN (cards_item(r.cards_1, (4))) < 52 THEN 1::BIGINT << (cards_item(r.cards_1, (4))) ELSE 0 END) | (CASE WHEN (cards_item(r.cards_1, (5))) < 52 THEN 1::BIGINT << (cards_item(r.cards_1, (5))) ELSE 0 END) | (CASE WHEN (cards_item(r.cards_1, (6))) < 52 THEN 1::BIGINT << (cards_item(r.cards_1, (6))) ELSE 0 END) AS mask
+FROM fair_players p JOIN row_values r USING (hand_id, seat)
+WHERE p.in_scope 
+UNION ALL
+SELECT p.hand_id, p.seat, (CASE WHEN (cards_item(CASE WHEN (0) < 10 THEN r.cards_1 ELSE r.cards_2 END, (0) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (0) < 10 THEN r.cards_1 ELSE r.cards_2 END, (0) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (1) < 10 THEN r.cards_1 ELSE r.cards_2 END, (1) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (1) < 10 THEN r.cards_1 ELSE r.cards_2 END, (1) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (2) < 10 THEN r.cards_1 ELSE r.cards_2 END, (2) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (2) < 10 THEN r.cards_1 ELSE r.cards_2 END, (2) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (3) < 10 THEN r.cards_1 ELSE r.cards_2 END, (3) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (3) < 10 THEN r.cards_1 ELSE r.cards_2 END, (3) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (4) < 10 THEN r.cards_1 ELSE r.cards_2 END, (4) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (4) < 10 THEN r.cards_1 ELSE r.cards_2 END, (4) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (5) < 10 THEN r.cards_1 ELSE r.cards_2 END, (5) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (5) < 10 THEN r.cards_1 ELSE r.cards_2 END, (5) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (6) < 10 THEN r.cards_1 ELSE r.cards_2 END, (6) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (6) < 10 THEN r.cards_1 ELSE r.cards_2 END, (6) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (7) < 10 THEN r.cards_1 ELSE r.cards_2 END, (7) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (7) < 10 THEN r.cards_1 ELSE r.cards_2 END, (7) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (8) < 10 THEN r.cards_1 ELSE r.cards_2 END, (8) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (8) < 10 THEN r.cards_1 ELSE r.cards_2 END, (8) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (9) < 10 THEN r.cards_1 ELSE r.cards_2 END, (9) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (9) < 10 THEN r.cards_1 ELSE r.cards_2 END, (9) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (10) < 10 THEN r.cards_1 ELSE r.cards_2 END, (10) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (10) < 10 THEN r.cards_1 ELSE r.cards_2 END, (10) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (11) < 10 THEN r.cards_1 ELSE r.cards_2 END, (11) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (11) < 10 THEN r.cards_1 ELSE r.cards_2 END, (11) % 10)) ELSE 0 END) | (CASE WHEN (cards_item(CASE WHEN (12) < 10 THEN r.cards_1 ELSE r.cards_2 END, (12) % 10)) < 52 THEN 1::BIGINT << (cards_item(CASE WHEN (12) < 10 THEN r.cards_1 ELSE r.cards_2 END, (12) % 10)) ELSE 0 END) AS mask
+FROM fair_players p JOIN family_row_values r USING (hand_id, seat)
+WHERE p.in_scope AND NOT EXISTS (SELECT 1 FROM player_streets s WHERE s.hand_id = p.hand_id AND s.seat = p.seat)
+UNION ALL
+SELECT p.hand_id, p.seat,
+       list_reduce(list_transform(list_filter(s.placements, lambda x: part_of(x) = 0),
+                                  lambda x: (CASE WHEN (placed_card(x)) < 52 THEN 1::BIGINT << (placed_card(x)) ELSE 0 END)),
+                   lambda a, b: a | b, 0::BIGINT)
+FROM fair_players p JOIN player_streets s USING (hand_id, seat)
+WHERE p.in_scope;
 
 CREATE OR REPLACE TEMP VIEW premium_kinds AS
 SELECT * FROM (VALUES

@@ -1,0 +1,265 @@
+"""The fairness tests of whole deals, read hand by hand in each table's order: does the deal
+remember the last hand (`between_tests`), does a deal ever repeat (`repeat_tests`), does a
+place in the deal favour a card (`position_tests`)?
+
+DuckDB gives each hand's place in its table's order, its boards' cards in order
+(`sql/fairness/sequence.sql`) and each player's standard cards as a 52-bit mask
+(`masks.sql`); numpy compares the masks of whole arrays of hands at once, and the
+expectations are `core.between_hands`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+from scipy import stats
+
+from pipeline.core import between_hands, fairness
+from pipeline.core.cards import CANONICAL, N_STANDARD
+from pipeline.core.fairness import Deals, Verdict
+from pipeline.helpers.encoding import N_RANKS, rank_of
+from pipeline.outputs.fairness_rows import RANK_NAMES, FairnessTest, Kind
+
+Masks = npt.NDArray[np.uint64]
+Ints = npt.NDArray[np.int64]
+BOARD_CARDS = 10
+BOARD_PLACES = tuple(f"board {b} card {i}" for b in (1, 2) for i in range(1, 6))
+SHOWN_REPEATS = 5  # repeats the detail names
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """The hands in scope, in each table's order: their table's number, id and game, their
+    boards' cards in order (-1 without boards), and every group's standard cards as masks:
+    column 0 board 1, column 1 board 2, column 1 + s seat s (0 where nobody sat)."""
+
+    table: Ints
+    hand_id: pa.Array
+    variant: pa.Array
+    boards: Ints  # (hands, 10)
+    masks: Masks  # (hands, 2 + seats)
+
+    @classmethod
+    def read(cls, hands: pa.Table, masks: pa.Table) -> Sequence:
+        """From sequence.sql's and masks.sql's rows."""
+        n = hands.num_rows
+        columns = [pc.fill_null(hands[f"b{i}"], -1).to_numpy() for i in range(BOARD_CARDS)]
+        boards: Ints = (
+            np.stack(columns, axis=1).astype(np.int64)
+            if n
+            else np.zeros((0, BOARD_CARDS), dtype=np.int64)
+        )
+        seat = masks["seat"].to_numpy().astype(np.int64)
+        width = 2 + (int(seat.max()) if len(seat) else 0)
+        grid = np.zeros((n, width), dtype=np.uint64)
+        grid[masks["nth"].to_numpy(), 1 + seat] = masks["mask"].to_numpy().view(np.uint64)
+        bits = np.left_shift(np.uint64(1), np.maximum(boards, 0).astype(np.uint64))
+        bits = np.where(boards >= 0, bits, np.uint64(0))
+        grid[:, 0] = np.bitwise_or.reduce(bits[:, :5], axis=1)
+        grid[:, 1] = np.bitwise_or.reduce(bits[:, 5:], axis=1)
+        return cls(
+            hands["tbl"].to_numpy().astype(np.int64),
+            hands["hand_id"].combine_chunks(),
+            hands["variant"].combine_chunks(),
+            boards,
+            grid,
+        )
+
+    def of_game(self, name: str) -> npt.NDArray[np.bool_]:
+        return np.asarray(pc.equal(self.variant, name).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def sizes(masks: Masks) -> npt.NDArray[np.float64]:
+    """Each mask's number of cards."""
+    return np.bitwise_count(masks).astype(np.float64)
+
+
+def between_tests(seq: Sequence, scope: str) -> Iterator[FairnessTest]:
+    """Consecutive hands of a table, against independent fair shuffles: the cards the same
+    seat (or board) holds in both, and the pairs of cards one player holds together in
+    both (`core.between_hands`)."""
+    first = np.flatnonzero(seq.table[:-1] == seq.table[1:])
+    before, after = seq.masks[first], seq.masks[first + 1]
+    pairs = len(first)
+    same = float(sizes(before & after).sum())
+    mean, variance = between_hands.same_group_moments(sizes(before), sizes(after))
+    yield _normal_test(
+        "between hands: same seat",
+        scope,
+        pairs,
+        same,
+        mean,
+        variance,
+        "cards held by the same seat or board in consecutive hands of a table",
+    )
+    players_before, players_after = before[:, 2:], after[:, 2:]
+    together = np.zeros(pairs)
+    for s in range(players_before.shape[1]):
+        shared = sizes(players_before[:, s : s + 1] & players_after)
+        together += (shared * (shared - 1) / 2).sum(axis=1)
+    mean, variance = between_hands.together_moments(sizes(players_before), sizes(players_after))
+    yield _normal_test(
+        "between hands: pairs held together",
+        scope,
+        pairs,
+        float(together.sum()),
+        mean,
+        variance,
+        "pairs of cards one player holds together in consecutive hands of a table",
+    )
+
+
+def _normal_test(
+    name: str,
+    scope: str,
+    pairs: int,
+    observed: float,
+    mean: npt.NDArray[np.float64],
+    variance: npt.NDArray[np.float64],
+    what: str,
+) -> FairnessTest:
+    """Observed against its exact mean and variance summed over pairs of hands: z squared,
+    chi-square with 1 degree of freedom (two-sided)."""
+    expected, spread = float(mean.sum()), float(variance.sum())
+    if pairs < fairness.MIN_PAIRS or spread <= 0:
+        verdict = Verdict(pairs, insufficient="insufficient data")
+        detail = f"{pairs:,} pairs of consecutive hands; {fairness.MIN_PAIRS} needed"
+    else:
+        z = (observed - expected) / np.sqrt(spread)
+        verdict = Verdict(pairs, float(z**2), 1, float(stats.chi2.sf(z**2, 1)))
+        detail = f"{observed:,.0f} {what}, {expected:,.1f} expected ({z:+.1f} sd)"
+    return FairnessTest(name, scope, pairs, None, verdict, detail, Kind.between)
+
+
+def repeat_tests(seq: Sequence, scope: str) -> Iterator[FairnessTest]:
+    """A deal dealt twice anywhere in scope: the same standard cards to the same seats and
+    boards; and, where there are boards, the same two boards. The p-value is the exact
+    chance of any repeat among that many fair deals (`between_hands.repeat_chance`)."""
+    yield _repeats("repeated deal", scope, seq, seq.masks, "the same cards to the same seats")
+    with_boards = seq.boards[:, 0] >= 0
+    if with_boards.any():
+        boards = np.where(with_boards[:, None], seq.masks[:, :2], 0)[with_boards]
+        ids = seq.hand_id.filter(pa.array(with_boards))
+        yield _repeats("repeated boards", scope, seq, boards, "the same two boards", ids)
+
+
+def _repeats(
+    name: str, scope: str, seq: Sequence, masks: Masks, what: str, ids: pa.Array | None = None
+) -> FairnessTest:
+    ids = seq.hand_id if ids is None else ids
+    count = sizes(masks)
+    shapes, hands = np.unique(count, axis=0, return_counts=True)
+    chance = between_hands.repeat_chance(hands, between_hands.log_deals(shapes))
+    key = np.zeros(len(masks), dtype=np.uint64)
+    drawn = np.random.default_rng(0).integers(1, 2**63, masks.shape[1], dtype=np.uint64)
+    mix: Masks = np.asarray(drawn | np.uint64(1), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(masks.shape[1]):
+            key = key * mix[j : j + 1] + masks[:, j]
+    order = np.lexsort((key,))
+    dup = np.flatnonzero(key[order][1:] == key[order][:-1])
+    same = (masks[order[dup]] == masks[order[dup + 1]]).all(axis=1)
+    found = [(int(order[i]), int(order[i + 1])) for i in dup[same]]
+    repeats = len(found)
+    verdict = Verdict(len(masks), float(repeats), None, chance if repeats else 1.0)
+    names = ", ".join(f"{ids[a].as_py()} and {ids[b].as_py()}" for a, b in found[:SHOWN_REPEATS])
+    detail = (
+        f"{repeats:,} dealt {what} as another: {names}"
+        + (" ..." if repeats > SHOWN_REPEATS else "")
+        + f"; the chance of any among {len(masks):,} fair deals {chance:.3g}"
+        if repeats
+        else f"none among {len(masks):,} deals; the chance of any, if fair, {chance:.3g}"
+    )
+    return FairnessTest(name, scope, len(masks), None, verdict, detail, Kind.repeats)
+
+
+def position_tests(
+    seq: Sequence, game: str, scope: str, focused: Callable[..., Iterator[FairnessTest]]
+) -> Iterator[FairnessTest]:
+    """Where the order is recorded: each board place (board 1's five cards in order, then
+    board 2's) by card and by rank, every hand's place dealt one standard card; and the
+    last seat dealt (the highest seat in the hand) by card, against the other seats and
+    the boards. Each an omnibus test and its most extreme cell (`focused`)."""
+    mine = seq.of_game(game)
+    boards = seq.boards[mine]
+    boards = boards[boards[:, 0] >= 0]
+    hands = len(boards)
+    if hands:
+        places = np.zeros((BOARD_CARDS + 1, N_STANDARD))
+        for i in range(BOARD_CARDS):
+            places[i] = np.bincount(boards[:, i], minlength=N_STANDARD)
+        places[-1] = hands - places[:-1].sum(axis=0)
+        cut = np.array([[1.0] * BOARD_CARDS + [0.0]])
+        deals = Deals.from_patterns(N_STANDARD, [*BOARD_PLACES, "rest"], cut, [hands])
+        card = (np.eye(N_STANDARD), CANONICAL[:N_STANDARD])
+        rank = (_by_rank(), RANK_NAMES)
+        for category, (member, labels) in (("card", card), ("rank", rank)):
+            name = f"board place by {category}"
+            yield from _omnibus_and_cell(
+                name, scope, hands, deals, places @ member, member, labels, focused
+            )
+    masks = seq.masks[mine]
+    seats = masks[:, 2:]
+    if not len(masks) or not seats.shape[1]:
+        return
+    occupied = seats != 0
+    last = seats.shape[1] - 1 - np.argmax(occupied[:, ::-1], axis=1)
+    rows = np.arange(len(masks))
+    last_mask = seats[rows, last]
+    others = np.bitwise_or.reduce(
+        np.where(np.arange(seats.shape[1]) == last[:, None], 0, seats), axis=1
+    )
+    board = masks[:, 0] | masks[:, 1]
+    groups = np.stack([last_mask, others, board], axis=1).astype(np.uint64)
+    observed = np.stack([_card_counts(groups[:, g]) for g in range(3)])
+    observed = np.vstack([observed, len(masks) - observed.sum(axis=0)])
+    shapes, hands_of = np.unique(sizes(groups), axis=0, return_counts=True)
+    cut = np.concatenate([shapes, np.zeros((len(shapes), 1))], axis=1)
+    labels_of = ["last seat dealt", "other seats", "boards", "rest"]
+    deals = Deals.from_patterns(N_STANDARD, labels_of, cut, hands_of)
+    member = np.eye(N_STANDARD)
+    yield from _omnibus_and_cell(
+        "last seat dealt by card", scope, len(masks), deals, observed, member,
+        CANONICAL[:N_STANDARD], focused,
+    )  # fmt: skip
+
+
+def _card_counts(masks: Masks) -> npt.NDArray[np.float64]:
+    """How many of the masks hold each standard card."""
+    bits = np.unpackbits(
+        masks.astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little"
+    )
+    return bits[:, :N_STANDARD].sum(axis=0, dtype=np.int64).astype(np.float64)
+
+
+def _by_rank() -> npt.NDArray[np.float64]:
+    member = np.zeros((N_STANDARD, N_RANKS))
+    member[np.arange(N_STANDARD), rank_of(np.arange(N_STANDARD))] = 1.0
+    return member
+
+
+def _omnibus_and_cell(
+    name: str,
+    scope: str,
+    hands: int,
+    deals: Deals,
+    observed: npt.NDArray[np.float64],
+    member: npt.NDArray[np.float64],
+    labels: tuple[str, ...],
+    focused: Callable[..., Iterator[FairnessTest]],
+) -> Iterator[FairnessTest]:
+    in_deck = member.sum(axis=0)
+    verdict = fairness.partition_test(deals, observed, in_deck)
+    cards = int(observed[:-1].sum())
+    if verdict.insufficient:
+        fewest = fairness.expected(deals, in_deck)[:-1].min()
+        detail = f"{fewest:,.1f} expected in the smallest cell; {fairness.MIN_EXPECTED:g} needed"
+    else:
+        detail = f"{len(deals.groups) - 1} places by {len(labels)} {name.rsplit(' ', 1)[-1]}s"
+    yield FairnessTest(name, scope, hands, cards, verdict, detail, Kind.positions)
+    yield from focused(name, scope, hands, deals, observed, in_deck, labels, kind=Kind.positions)
