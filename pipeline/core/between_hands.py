@@ -95,8 +95,8 @@ def repeat_chance(hands: npt.ArrayLike, log_outcomes: npt.ArrayLike) -> float:
     another): 1 - prod over kinds and i < n of (1 - i / M)."""
     log_none = 0.0
     for count, log_m in zip(np.asarray(hands), np.asarray(log_outcomes), strict=True):
-        i = np.arange(1, int(count), dtype=np.float64)
-        log_none += float(np.log1p(-np.exp(np.log(i) - log_m)).sum()) if len(i) else 0.0
-        if not np.isfinite(log_none):
+        if np.log(max(int(count), 1)) > log_m:  # more deals than there are
             return 1.0
+        i = np.arange(1, int(count), dtype=np.float64)
+        log_none += float(np.log1p(-np.exp(np.log(i) - log_m)).sum())
     return float(-np.expm1(log_none))

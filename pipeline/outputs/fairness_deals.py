@@ -164,7 +164,7 @@ def _repeats(
     order = np.lexsort((key,))
     dup = np.flatnonzero(key[order][1:] == key[order][:-1])
     same = (masks[order[dup]] == masks[order[dup + 1]]).all(axis=1)
-    found = [(int(order[i]), int(order[i + 1])) for i in dup[same]]
+    found = sorted((int(order[i]), int(order[i + 1])) for i in dup[same])
     repeats = len(found)
     verdict = Verdict(len(masks), float(repeats), None, chance if repeats else 1.0)
     names = ", ".join(f"{ids[a].as_py()} and {ids[b].as_py()}" for a, b in found[:SHOWN_REPEATS])

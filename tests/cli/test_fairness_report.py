@@ -199,3 +199,27 @@ def test_its_sql_runs_alone_on_an_audit(fair: Path) -> None:
                     floats = {k: v for k, v in row.items() if k not in exact}
                     # sums of floats, in any order
                     assert floats == pytest.approx({k: same[k] for k in floats}, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("bias", "share", "meant"),
+    [
+        ("sticky", "0.1", "between hands: same seat"),
+        ("offbyone", "1", "board place by card"),
+        ("riffle:3", "1", "card by seat: most extreme cell"),
+    ],
+)
+def test_each_biased_shuffle_is_flagged_by_the_test_meant_for_it(
+    bias: str, share: str, meant: str, tmp_path: Path
+) -> None:
+    """1,500 Taiwanese hands: a tenth dealt from the last deck barely moved, every hand by
+    the off-by-one Fisher-Yates, or by three riffles."""
+    made = handaudit(
+        "generate", "--tables", "6", "--hands", "250", "--seed", "8", "--bias", bias,
+        "--bias-share", share, "--out", str(tmp_path / "in" / "h.jsonl"),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert handaudit("verify", str(tmp_path / "in"), "--out", str(tmp_path)).returncode == 0
+    rows = _report(tmp_path / "audit.duckdb")["rows"]
+    flagged = {r["test"] for r in rows if r["flagged"]}
+    assert meant in flagged, [(r["test"], r["p_value"]) for r in rows if r["p_value"]]

@@ -236,3 +236,48 @@ def test_holm_steps_down_over_the_tests_made() -> None:
     # Without the untested fifth, 0.024 <= 0.05 * 0.1 / 0.2 is flagged too.
     flags = fairness.holm([0.02, None, 0.024, 0.004, 0.5], 0.05, weights)
     assert flags == [True, None, True, True, False]
+
+
+def test_the_focused_tests_hold_the_rate_and_find_one_seats_excess() -> None:
+    """Over fair deals with a seat coming and going, each seat's own test rejects about one
+    in twenty at 5%, and the most extreme cell (Bonferroni: conservative) no more often;
+    then a seat dealt hearts in excess is named in the cell and its own test."""
+    rng = np.random.default_rng(12)
+    category = np.arange(52) % 4  # suits
+    in_deck = np.full(4, 13.0)
+    groups = ["seat 1", "seat 2", "seat 3", "rest"]
+    patterns = np.array([[7.0, 7.0, 0.0, 0.0], [7.0, 7.0, 7.0, 0.0]])
+    deals = Deals.from_patterns(52, groups, patterns, [100, 50])
+    runs, cell, seats = 400, 0, np.zeros(3)
+    for _ in range(runs):
+        observed = np.zeros((4, 4))
+        two = Deals(52, tuple(groups[:3]), 100, np.zeros(1), np.zeros(1))
+        observed[[0, 1, 3]] += _simulated(rng, two, [7, 7], category)
+        three = Deals(52, tuple(groups), 50, np.zeros(1), np.zeros(1))
+        observed += _simulated(rng, three, [7, 7, 7], category)
+        found = fairness.cell_test(deals, observed, in_deck)
+        assert found.tested == 12
+        cell += (found.verdict.p_value or 1.0) < 0.05
+        seats += [(v.p_value or 1.0) < 0.05 for v in fairness.group_tests(deals, observed, in_deck)]
+    band = stats.binom.ppf([1e-4, 1 - 1e-4], runs, 0.05)
+    assert ((band[0] <= seats) & (seats <= band[1])).all(), seats
+    assert cell <= band[1]
+    observed[1] += [-30.0, -30.0, 90.0, -30.0]  # seat 2: ninety hearts more, fewer others
+    observed[3] -= [-30.0, -30.0, 90.0, -30.0]
+    found = fairness.cell_test(deals, observed, in_deck)
+    assert found.furthest == (1, 2) and found.verdict.p_value is not None
+    assert found.verdict.p_value < 1e-6
+    second = fairness.group_tests(deals, observed, in_deck)[1]
+    assert second.p_value is not None and second.p_value < 1e-6 and second.df == 3
+
+
+def test_games_pooled_add_their_deals_by_seat() -> None:
+    one = Deals.from_patterns(52, ["seat 1", "boards", "rest"], np.array([[7.0, 10.0, 0.0]]), [4])
+    two = Deals.from_patterns(52, ["seat 1", "seat 2", "rest"], np.array([[13.0, 13.0, 0.0]]), [3])
+    counts = [np.ones((3, 2)), 2 * np.ones((3, 2))]
+    pooled, observed = Deals.pooled([(one, counts[0]), (two, counts[1])])
+    assert pooled.groups == ("seat 1", "seat 2", "boards", "rest") and pooled.hands == 7
+    assert pooled.sizes.tolist() == [28 + 39, 39, 40, 4 * 35 + 3 * 26]
+    assert pooled.spread[0, 0] == pytest.approx(one.spread[0, 0] + two.spread[0, 0])
+    assert pooled.spread[1, 2] == 0.0  # seat 2 and the boards were never dealt together
+    assert observed[:, 0].tolist() == [3.0, 2.0, 1.0, 3.0]
