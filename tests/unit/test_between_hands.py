@@ -96,7 +96,7 @@ def _table(rng: np.random.Generator, hands: int, tables: int) -> Sequence:
         cards = np.take_along_axis(bit, place[:, s : s + 1] + np.arange(7), axis=1)
         masks[:, 2 + s] = np.where(seated[:, s], np.bitwise_or.reduce(cards, axis=1), 0)
     ids = pa.array([f"h{i}" for i in range(n)])
-    boards = np.zeros((n, 10), dtype=np.int64)
+    boards = decks[:, :10].astype(np.int64)
     return Sequence(np.repeat(np.arange(tables), hands), ids, ids, boards, masks)
 
 
@@ -120,6 +120,7 @@ def test_a_deck_barely_moved_from_the_last_is_found_and_a_deal_repeated_is_named
     assert same.verdict.p_value is not None and same.verdict.p_value < 1e-10
     assert together.verdict.p_value is not None and together.verdict.p_value < 1e-10
     deal, boards = repeat_tests(moved, "t")
+    assert boards.verdict.statistic == 60 and boards.test == "repeated boards"
     assert deal.verdict.statistic == 60 and "h0 and h1" in deal.detail
     assert deal.verdict.p_value is not None and deal.verdict.p_value < 1e-20
     fair = next(repeat_tests(seq, "t"))
