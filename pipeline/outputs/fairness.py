@@ -95,17 +95,16 @@ def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
                 for name in ("cuts", "cards", "order", "premium", "premium_order")
             )
             by_player = filters.player_id is not None
-            sequence = None
-            if not by_player:
-                hands, masks = (
-                    con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
-                    for name in ("sequence", "masks")
-                )
-                sequence = Sequence.read(hands, masks)
+            deals = [
+                con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
+                for name in ([] if by_player else ["sequence", "masks"])
+            ]
         except duckdb.Error as error:
             raise ReportError(f"The fairness report failed on {db}: {error}") from None
-        counts = Counts(cuts, cards, order, premium, premium_order, by_player, sequence)
-        return counts, period(con, filters)
+        covered = period(con, filters)
+    # Once the database is closed: while it is open its threads slow numpy down severalfold.
+    sequence = Sequence.read(*deals) if deals else None
+    return Counts(cuts, cards, order, premium, premium_order, by_player, sequence), covered
 
 
 def fairness_report(db: Path, filters: Filters, alpha: float = 0.01) -> ReportResult:

@@ -38,32 +38,30 @@ class Sequence:
     boards' cards in order (-1 without boards), and every group's standard cards as masks:
     column 0 board 1, column 1 board 2, column 1 + s seat s (0 where nobody sat)."""
 
-    table: Ints
+    table: npt.NDArray[np.integer]
     hand_id: pa.Array
     variant: pa.Array
-    boards: Ints  # (hands, 10)
+    boards: npt.NDArray[np.int8]  # (hands, 10)
     masks: Masks  # (hands, 2 + seats)
 
     @classmethod
     def read(cls, hands: pa.Table, masks: pa.Table) -> Sequence:
         """From sequence.sql's and masks.sql's rows."""
         n = hands.num_rows
-        columns = [pc.fill_null(hands[f"b{i}"], -1).to_numpy() for i in range(BOARD_CARDS)]
-        boards: Ints = (
-            np.stack(columns, axis=1).astype(np.int64)
-            if n
-            else np.zeros((0, BOARD_CARDS), dtype=np.int64)
-        )
-        seat = masks["seat"].to_numpy().astype(np.int64)
+        boards = np.full((n, BOARD_CARDS), -1, dtype=np.int8)
+        seat = masks["seat"].to_numpy()
         width = 2 + (int(seat.max()) if len(seat) else 0)
         grid = np.zeros((n, width), dtype=np.uint64)
-        grid[masks["nth"].to_numpy(), 1 + seat] = masks["mask"].to_numpy().view(np.uint64)
-        bits = np.left_shift(np.uint64(1), np.maximum(boards, 0).astype(np.uint64))
-        bits = np.where(boards >= 0, bits, np.uint64(0))
-        grid[:, 0] = np.bitwise_or.reduce(bits[:, :5], axis=1)
-        grid[:, 1] = np.bitwise_or.reduce(bits[:, 5:], axis=1)
+        grid[masks["nth"].to_numpy(), 1 + seat.astype(np.intp)] = (
+            masks["mask"].to_numpy().view(np.uint64)
+        )
+        for i in range(BOARD_CARDS):  # column by column: few large temporaries
+            card = pc.fill_null(hands[f"b{i}"], -1).to_numpy()
+            boards[:, i] = card
+            bit = np.left_shift(np.uint64(1), np.maximum(card, 0).astype(np.uint64))
+            grid[:, i // 5] |= np.where(card >= 0, bit, np.uint64(0))
         return cls(
-            hands["tbl"].to_numpy().astype(np.int64),
+            hands["tbl"].to_numpy(),
             hands["hand_id"].combine_chunks(),
             hands["variant"].combine_chunks(),
             boards,
@@ -71,7 +69,12 @@ class Sequence:
         )
 
     def of_game(self, name: str) -> npt.NDArray[np.bool_]:
-        return np.asarray(pc.equal(self.variant, name).to_numpy(zero_copy_only=False), dtype=bool)
+        """Which hands are of the game."""
+        encoded = self.variant.dictionary_encode()
+        names = encoded.dictionary.to_pylist()
+        if name not in names:
+            return np.zeros(len(self.variant), dtype=bool)
+        return np.asarray(encoded.indices.to_numpy(zero_copy_only=False) == names.index(name))
 
 
 def sizes(masks: Masks) -> npt.NDArray[np.float64]:
@@ -79,39 +82,73 @@ def sizes(masks: Masks) -> npt.NDArray[np.float64]:
     return np.bitwise_count(masks).astype(np.float64)
 
 
+def distinct_rows(counts: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float64], Ints]:
+    """The distinct rows of small counts (each below 64, at most ten columns) and how many
+    times each comes: one integer key a row, far faster than comparing rows."""
+    _, first, times = np.unique(_shape_key(counts), return_index=True, return_counts=True)
+    return counts[first].astype(np.float64), times
+
+
+BLOCK = 1 << 16  # pairs of hands compared at once: few large temporaries
+
+
 def between_tests(seq: Sequence, scope: str) -> Iterator[FairnessTest]:
     """Consecutive hands of a table, against independent fair shuffles: the cards the same
     seat (or board) holds in both, and the pairs of cards one player holds together in
     both (`core.between_hands`)."""
     first = np.flatnonzero(seq.table[:-1] == seq.table[1:])
-    before, after = seq.masks[first], seq.masks[first + 1]
     pairs = len(first)
-    same = float(sizes(before & after).sum())
-    mean, variance = between_hands.same_group_moments(sizes(before), sizes(after))
+    same, together = 0, 0
+    for start in range(0, pairs, BLOCK):
+        block = first[start : start + BLOCK]
+        before, after = seq.masks[block], seq.masks[block + 1]
+        same += int(np.bitwise_count(before & after).sum(dtype=np.int64))
+        for s in range(2, before.shape[1]):
+            shared = np.bitwise_count(before[:, s : s + 1] & after[:, 2:]).astype(np.int32)
+            together += int((shared * (shared - 1) // 2).sum(dtype=np.int64))
+    before, after = seq.masks[first], seq.masks[first + 1]
+    r, c, times = _size_pairs(before, after)
+    mean, variance = between_hands.same_group_moments(r, c)
     yield _normal_test(
         "between hands: same seat",
         scope,
         pairs,
-        same,
-        mean,
-        variance,
+        float(same),
+        mean * times,
+        variance * times,
         "cards held by the same seat or board in consecutive hands of a table",
     )
-    players_before, players_after = before[:, 2:], after[:, 2:]
-    together = np.zeros(pairs)
-    for s in range(players_before.shape[1]):
-        shared = sizes(players_before[:, s : s + 1] & players_after)
-        together += (shared * (shared - 1) / 2).sum(axis=1)
-    mean, variance = between_hands.together_moments(sizes(players_before), sizes(players_after))
+    mean, variance = between_hands.together_moments(r[:, 2:], c[:, 2:])
     yield _normal_test(
         "between hands: pairs held together",
         scope,
         pairs,
-        float(together.sum()),
-        mean,
-        variance,
+        float(together),
+        mean * times,
+        variance * times,
         "pairs of cards one player holds together in consecutive hands of a table",
     )
+
+
+def _size_pairs(
+    before: Masks, after: Masks
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], Ints]:
+    """The distinct pairs of the groups' sizes in two hands, and how many pairs of hands
+    have each: the moments depend on nothing else, and a table deals few shapes."""
+    _, r_key = np.unique(_shape_key(np.bitwise_count(before)), return_inverse=True)
+    second, c_key = np.unique(_shape_key(np.bitwise_count(after)), return_inverse=True)
+    _, at, times = np.unique(r_key * len(second) + c_key, return_index=True, return_counts=True)
+    r = np.bitwise_count(before[at]).astype(np.float64)
+    c = np.bitwise_count(after[at]).astype(np.float64)
+    return r, c, times
+
+
+def _shape_key(counts: npt.NDArray[np.uint8]) -> Ints:
+    """One integer per row of small counts (each below 64, at most ten columns)."""
+    key = np.zeros(len(counts), dtype=np.int64)
+    for j in range(counts.shape[1]):
+        key |= counts[:, j].astype(np.int64) << (6 * j)
+    return key
 
 
 def _normal_test(
@@ -152,8 +189,7 @@ def _repeats(
     name: str, scope: str, seq: Sequence, masks: Masks, what: str, ids: pa.Array | None = None
 ) -> FairnessTest:
     ids = seq.hand_id if ids is None else ids
-    count = sizes(masks)
-    shapes, hands = np.unique(count, axis=0, return_counts=True)
+    shapes, hands = distinct_rows(np.bitwise_count(masks))
     chance = between_hands.repeat_chance(hands, between_hands.log_deals(shapes))
     key = np.zeros(len(masks), dtype=np.uint64)
     drawn = np.random.default_rng(0).integers(1, 2**63, masks.shape[1], dtype=np.uint64)
@@ -161,7 +197,7 @@ def _repeats(
     with np.errstate(over="ignore"):
         for j in range(masks.shape[1]):
             key = key * mix[j : j + 1] + masks[:, j]
-    order = np.lexsort((key,))
+    order = np.argsort(key, kind="stable")
     dup = np.flatnonzero(key[order][1:] == key[order][:-1])
     same = (masks[order[dup]] == masks[order[dup + 1]]).all(axis=1)
     found = sorted((int(order[i]), int(order[i + 1])) for i in dup[same])
@@ -218,7 +254,7 @@ def position_tests(
     groups = np.stack([last_mask, others, board], axis=1).astype(np.uint64)
     observed = np.stack([_card_counts(groups[:, g]) for g in range(3)])
     observed = np.vstack([observed, len(masks) - observed.sum(axis=0)])
-    shapes, hands_of = np.unique(sizes(groups), axis=0, return_counts=True)
+    shapes, hands_of = distinct_rows(np.bitwise_count(groups))
     cut = np.concatenate([shapes, np.zeros((len(shapes), 1))], axis=1)
     labels_of = ["last seat dealt", "other seats", "boards", "rest"]
     deals = Deals.from_patterns(N_STANDARD, labels_of, cut, hands_of)
