@@ -25,16 +25,19 @@ from scipy import stats
 
 from pipeline.engine.verify import verify
 from pipeline.generate.run import generate
-from pipeline.generate.shuffle import Bias, Dealer
+from pipeline.generate.shuffle import dealer_for
 from pipeline.outputs.fairness import fairness_report
 from pipeline.outputs.reports import Filters
 
 GAMES = {"taiwanese": ("taiwanese",), "family": ("chinese", "ofc", "pineapple_ofc")}
-# A scenario: its bias, the share of hands it touches, and its strength.
+# A scenario: its bias (as --bias reads it), the share of hands it touches, its strength.
 SCENARIOS = {
-    "fair": (Bias.fair, 0.0, 0.0),
-    "suit": (Bias.suit, 0.25, 0.1),  # a quarter of hands; seat 1's non-hearts swapped 10%
-    "naive": (Bias.naive, 0.25, 0.0),  # a quarter of hands from the naive shuffle
+    "fair": ("fair", 0.0, 0.0),
+    "suit": ("suit", 0.25, 0.1),  # a quarter of hands; seat 1's non-hearts swapped 10%
+    "naive": ("naive", 0.25, 0.0),  # a quarter of hands from the naive shuffle
+    "sticky": ("sticky", 0.1, 0.0),  # a tenth of hands: the table's last deck barely moved
+    "offbyone": ("offbyone", 1.0, 0.0),  # the software's shuffle: every hand
+    **{f"riffle:{k}": (f"riffle:{k}", 1.0, 0.0) for k in range(1, 8)},  # a dealer's riffles
 }
 HANDS_PER_TABLE = 250
 
@@ -47,7 +50,7 @@ def trial(games: str, scenario: str, hands: int, seed: int, alpha: float) -> dic
         root = Path(work)
         per_game = hands // len(GAMES[games])
         for g, variant in enumerate(GAMES[games]):
-            dealer = Dealer(bias, share, strength, seed * 10 + g)
+            dealer = dealer_for(bias, share, strength, seed * 10 + g)
             tables = max(per_game // HANDS_PER_TABLE, 1)
             generate(
                 root / "in" / f"{variant}.jsonl",

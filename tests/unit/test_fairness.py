@@ -37,6 +37,8 @@ def _brute_force(deck_categories: list[int], sizes: list[int]) -> tuple[np.ndarr
         ([0, 0, 1, 1, 2, 2], [2, 1, 3]),  # three ranks of two suits: two seats and the rest
         ([0, 0, 0, 1, 1, 2], [2, 2, 2]),  # unequal categories
         ([0, 1, 2, 3, 4, 5, 6], [3, 4, 0]),  # every card its own category, nothing left
+        ([0, 1, 2, 3, 4, 5], [1, 1, 1, 3]),  # places: each dealt one card (board places)
+        ([0, 0, 1, 1, 2, 2], [1, 1, 1, 3]),  # places by rank
     ],
 )
 def test_a_fair_deals_mean_and_covariance_are_every_orderings(
