@@ -20,21 +20,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core import fairness
-from pipeline.core.cards import CANONICAL, JOKER, N_STANDARD
+from pipeline.core.cards import JOKER, N_STANDARD
 from pipeline.core.fairness import Deals, Verdict
 from pipeline.core.games import VARIANTS
-from pipeline.helpers.encoding import (
-    N_RANKS,
-    N_SUITS,
-    rank_of,
-    suit_of,
-)
 from pipeline.outputs import fairness_deals
 from pipeline.outputs.dealt import BOARDS_GROUP, PLAYER, Dealt, dealt_by_game
 from pipeline.outputs.fairness_deals import Sequence
 from pipeline.outputs.fairness_rows import (
-    RANK_NAMES,
-    SUITS,
+    CATEGORIES,
     FairnessTest,
     Kind,
     scope_of,
@@ -165,7 +158,7 @@ def deal_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
         games.append(dealt)
         scope = scope_of(dealt.game.name, filters.table_id, filters.player_id)
         standard, deals = dealt.standard, dealt.deals()
-        for category, member, labels in _CATEGORIES:
+        for category, member, labels in CATEGORIES:
             observed, in_deck = standard @ member, member.sum(axis=0)
             pooled.setdefault(category, []).append((deals, observed))
             verdict = _focused(fairness.partition_test(deals, observed, in_deck), counts.by_player)
@@ -176,7 +169,7 @@ def deal_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
             deals, observed, joker_deck = _jokers(dealt)
             pooled.setdefault("jokers", []).append((deals, observed))
             yield _joker_test(dealt, f"jokers by {by}", scope, counts.by_player)
-    decks = {c: (m.sum(axis=0), labels) for c, m, labels in _CATEGORIES}
+    decks = {c: (m.sum(axis=0), labels) for c, m, labels in CATEGORIES}
     decks["jokers"] = (joker_deck, _JOKER_LABELS)
     for category, parts in pooled.items():
         deals, observed = Deals.pooled(parts)
@@ -298,21 +291,6 @@ def _focused(verdict: Verdict, by_player: bool) -> Verdict:
     if by_player and verdict.p_value is not None and PLAYER not in verdict.groups:
         return Verdict(verdict.sample, insufficient="insufficient data")
     return verdict
-
-
-def _membership(of: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
-    """(52, size): 1 where a standard card belongs to a category."""
-    member = np.zeros((N_STANDARD, size))
-    member[np.arange(N_STANDARD), of] = 1.0
-    return member
-
-
-_CODES = np.arange(N_STANDARD)
-_CATEGORIES = (
-    ("suit", _membership(suit_of(_CODES), N_SUITS), SUITS),
-    ("rank", _membership(rank_of(_CODES), N_RANKS), RANK_NAMES),
-    ("card", np.eye(N_STANDARD), CANONICAL[:N_STANDARD]),
-)
 
 
 def _furthest_cell(

@@ -22,8 +22,7 @@ from scipy import stats
 from pipeline.core import between_hands, fairness
 from pipeline.core.cards import CANONICAL, N_STANDARD
 from pipeline.core.fairness import Deals, Verdict
-from pipeline.helpers.encoding import N_RANKS, rank_of
-from pipeline.outputs.fairness_rows import RANK_NAMES, FairnessTest, Kind
+from pipeline.outputs.fairness_rows import CATEGORIES, FairnessTest, Kind
 
 Masks = npt.NDArray[np.uint64]
 Ints = npt.NDArray[np.int64]
@@ -232,9 +231,7 @@ def position_tests(
         places[-1] = hands - places[:-1].sum(axis=0)
         cut = np.array([[1.0] * BOARD_CARDS + [0.0]])
         deals = Deals.from_patterns(N_STANDARD, [*BOARD_PLACES, "rest"], cut, [hands])
-        card = (np.eye(N_STANDARD), CANONICAL[:N_STANDARD])
-        rank = (_by_rank(), RANK_NAMES)
-        for category, (member, labels) in (("card", card), ("rank", rank)):
+        for category, member, labels in CATEGORIES[1:]:  # rank, card
             name = f"board place by {category}"
             yield from _omnibus_and_cell(
                 name, scope, hands, deals, places @ member, member, labels, focused
@@ -271,12 +268,6 @@ def _card_counts(masks: Masks) -> npt.NDArray[np.float64]:
         masks.astype("<u8").view(np.uint8).reshape(-1, 8), axis=1, bitorder="little"
     )
     return bits[:, :N_STANDARD].sum(axis=0, dtype=np.int64).astype(np.float64)
-
-
-def _by_rank() -> npt.NDArray[np.float64]:
-    member = np.zeros((N_STANDARD, N_RANKS))
-    member[np.arange(N_STANDARD), rank_of(np.arange(N_STANDARD))] = 1.0
-    return member
 
 
 def _omnibus_and_cell(

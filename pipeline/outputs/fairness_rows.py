@@ -6,7 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.core.cards import CANONICAL, N_STANDARD
 from pipeline.core.fairness import Verdict
+from pipeline.helpers.encoding import N_RANKS, N_SUITS, rank_of, suit_of
 
 SUITS = ("clubs", "diamonds", "hearts", "spades")
 RANK_NAMES = (
@@ -23,6 +28,21 @@ RANK_NAMES = (
     "queens",
     "kings",
     "aces",
+)
+
+
+def _membership(of: npt.NDArray[np.int64], size: int) -> npt.NDArray[np.float64]:
+    """(52, size): 1 where a standard card belongs to a category."""
+    member = np.zeros((N_STANDARD, size))
+    member[np.arange(N_STANDARD), of] = 1.0
+    return member
+
+
+_CODES = np.arange(N_STANDARD)
+CATEGORIES = (
+    ("suit", _membership(suit_of(_CODES), N_SUITS), SUITS),
+    ("rank", _membership(rank_of(_CODES), N_RANKS), RANK_NAMES),
+    ("card", np.eye(N_STANDARD), CANONICAL[:N_STANDARD]),
 )
 
 
