@@ -170,12 +170,17 @@ class Cell:
     furthest: tuple[int, int]
 
 
-def cell_test(deals: Deals, observed: Floats, in_deck: Floats) -> Cell:
+def cell_test(deals: Deals, observed: Floats, in_deck: Floats, *, favoured: bool = False) -> Cell:
     """The one group and category furthest from a fair deal: the largest standardized
     residual |z| (each cell's own variance under the exact covariance) among the cells
     expected at least MIN_EXPECTED times, the rest's row left out, two-sided, Bonferroni-
     corrected for the number of those cells (conservative: the cells are correlated).
-    With two categories a group's cells mirror each other: only the first is counted."""
+    With two categories a group's cells mirror each other: only the first is counted.
+
+    `favoured`: the largest excess z instead, one-sided. A group's size is fixed, so a
+    group dealt too few of one category is dealt too many of others: for a favoured
+    seat the excess is where the signal is (a deficit spread over the others is each
+    seat's own test's to find)."""
     deals, observed = merge_small(deals, np.asarray(observed, dtype=np.float64), in_deck)
     sample = int(observed.sum() - observed[-1].sum())
     z, shown = _cells(deals, observed, in_deck)
@@ -185,10 +190,11 @@ def cell_test(deals: Deals, observed: Floats, in_deck: Floats) -> Cell:
     if tested == 0:
         verdict = Verdict(sample, insufficient="insufficient data", groups=deals.groups)
         return Cell(verdict, z, 0, (0, 0))
-    size = np.where(shown, np.abs(z[:-1, :columns]), -1.0)
+    signed = z[:-1, :columns] if favoured else np.abs(z[:-1, :columns])
+    size = np.where(shown, signed, -np.inf)
     g, c = (int(i) for i in np.unravel_index(np.argmax(size), size.shape))
     largest = float(size[g, c])
-    p = min(1.0, tested * 2 * float(stats.norm.sf(largest)))
+    p = min(1.0, tested * (1 if favoured else 2) * float(stats.norm.sf(largest)))
     return Cell(Verdict(sample, largest, None, p, groups=deals.groups), z, tested, (g, c))
 
 

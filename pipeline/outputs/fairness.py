@@ -197,7 +197,7 @@ def focused_tests(
     """Beside an omnibus test, the tests with power where a bias is concentrated: the most
     extreme cell (Bonferroni over the cells tested), and each group alone (none when the
     test is of a `kind` of its own: positions)."""
-    cell = fairness.cell_test(deals, observed, in_deck)
+    cell = fairness.cell_test(deals, observed, in_deck, favoured=kind is None)
     verdict, z = _focused(cell.verdict, by_player), cell.z
     merged, counted = fairness.merge_small(deals, observed, in_deck)
     expected = fairness.expected(merged, in_deck)
@@ -208,10 +208,18 @@ def focused_tests(
         g, c = cell.furthest
         detail = (
             f"{merged.groups[g]}, {labels[c]}: {z[g, c]:+.1f} sd ({counted[g, c]:,.0f} dealt, "
-            f"{expected[g, c]:,.1f} expected); the most extreme of {cell.tested:,} cells"
+            f"{expected[g, c]:,.1f} expected); the "
+            + ("most favoured" if kind is None else "most extreme")
+            + f" of {cell.tested:,} cells"
         )
     yield FairnessTest(
-        f"{name}: most extreme cell", scope, hands, cards, verdict, detail, kind or Kind.cell
+        f"{name}: most {'extreme' if kind else 'favoured'} cell",
+        scope,
+        hands,
+        cards,
+        verdict,
+        detail,
+        kind or Kind.cell,
     )
     if kind is not None:
         return

@@ -52,7 +52,7 @@ class Kind(StrEnum):
     many rows (a test per seat) do not drown another's few (a repeated deal)."""
 
     cards = "cards by seat"  # the omnibus tests of a game's cards by seat
-    cell = "most extreme cell"
+    cell = "most favoured cell"
     seat = "one seat"
     between = "between hands"
     repeats = "repeated deals"

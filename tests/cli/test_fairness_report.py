@@ -206,7 +206,7 @@ def test_its_sql_runs_alone_on_an_audit(fair: Path) -> None:
     [
         ("sticky", "0.1", "between hands: same seat"),
         ("offbyone", "1", "board place by card"),
-        ("riffle:3", "1", "card by seat: most extreme cell"),
+        ("riffle:3", "1", "card by seat: most favoured cell"),
     ],
 )
 def test_each_biased_shuffle_is_flagged_by_the_test_meant_for_it(

@@ -250,7 +250,7 @@ def test_the_focused_tests_hold_the_rate_and_find_one_seats_excess() -> None:
     groups = ["seat 1", "seat 2", "seat 3", "rest"]
     patterns = np.array([[7.0, 7.0, 0.0, 0.0], [7.0, 7.0, 7.0, 0.0]])
     deals = Deals.from_patterns(52, groups, patterns, [100, 50])
-    runs, cell, seats = 400, 0, np.zeros(3)
+    runs, cell, favoured, seats = 400, 0, 0, np.zeros(3)
     for _ in range(runs):
         observed = np.zeros((4, 4))
         two = Deals(52, tuple(groups[:3]), 100, np.zeros(1), np.zeros(1))
@@ -260,15 +260,19 @@ def test_the_focused_tests_hold_the_rate_and_find_one_seats_excess() -> None:
         found = fairness.cell_test(deals, observed, in_deck)
         assert found.tested == 12
         cell += (found.verdict.p_value or 1.0) < 0.05
+        excess = fairness.cell_test(deals, observed, in_deck, favoured=True).verdict
+        favoured += (excess.p_value or 1.0) < 0.05
         seats += [(v.p_value or 1.0) < 0.05 for v in fairness.group_tests(deals, observed, in_deck)]
     band = stats.binom.ppf([1e-4, 1 - 1e-4], runs, 0.05)
     assert ((band[0] <= seats) & (seats <= band[1])).all(), seats
-    assert cell <= band[1]
+    assert cell <= band[1] and favoured <= band[1]
     observed[1] += [-30.0, -30.0, 90.0, -30.0]  # seat 2: ninety hearts more, fewer others
     observed[3] -= [-30.0, -30.0, 90.0, -30.0]
     found = fairness.cell_test(deals, observed, in_deck)
     assert found.furthest == (1, 2) and found.verdict.p_value is not None
     assert found.verdict.p_value < 1e-6
+    one_sided = fairness.cell_test(deals, observed, in_deck, favoured=True).verdict
+    assert one_sided.p_value == pytest.approx(found.verdict.p_value / 2)
     second = fairness.group_tests(deals, observed, in_deck)[1]
     assert second.p_value is not None and second.p_value < 1e-6 and second.df == 3
 
