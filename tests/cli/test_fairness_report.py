@@ -223,3 +223,23 @@ def test_each_biased_shuffle_is_flagged_by_the_test_meant_for_it(
     rows = _report(tmp_path / "audit.duckdb")["rows"]
     flagged = {r["test"] for r in rows if r["flagged"]}
     assert meant in flagged, [(r["test"], r["p_value"]) for r in rows if r["p_value"]]
+
+
+@pytest.mark.parametrize("game", ["taiwanese", *FAMILY])
+def test_a_seat_favoured_to_five_sd_in_a_quarter_of_the_hands_is_flagged(
+    game: str, tmp_path: Path
+) -> None:
+    """1,500 hands of each game, a quarter dealt toward seat 1 with hearts: the cell shows
+    more than +5 sd, and the most favoured cell flags it, naming it."""
+    made = handaudit(
+        "generate", "--variant", game, "--tables", "6", "--hands", "250", "--seed", "31",
+        "--bias", "suit", "--bias-share", "0.25", "--bias-strength", "0.15",
+        "--out", str(tmp_path / "in" / "h.jsonl"),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert handaudit("verify", str(tmp_path / "in"), "--out", str(tmp_path)).returncode == 0
+    rows = _report(tmp_path / "audit.duckdb")["rows"]
+    cell = next(r for r in rows if r["test"] == "suit by seat: most favoured cell")
+    assert cell["detail"].startswith("seat 1, hearts: +"), cell
+    assert float(cell["detail"].split("+")[1].split(" sd")[0]) >= 5.0
+    assert cell["flagged"], cell
