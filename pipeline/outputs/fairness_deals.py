@@ -287,6 +287,8 @@ def _omnibus_and_cell(
         fewest = fairness.expected(deals, in_deck)[:-1].min()
         detail = f"{fewest:,.1f} expected in the smallest cell; {fairness.MIN_EXPECTED:g} needed"
     else:
-        detail = f"{len(deals.groups) - 1} places by {len(labels)} {name.rsplit(' ', 1)[-1]}s"
+        groups = ", ".join(deals.groups[:-1]) if len(deals.groups) < 6 else "board places"
+        kind = name.rsplit(" ", 1)[-1]
+        detail = f"{groups} by {len(labels)} {kind}s: the most extreme cell is the next row"
     yield FairnessTest(name, scope, hands, cards, verdict, detail, Kind.positions)
     yield from focused(name, scope, hands, deals, observed, in_deck, labels, kind=Kind.positions)
