@@ -430,11 +430,17 @@ def generate_command(
     rules: DealtRules = None,
     profile: DealtProfile = None,
     bias: BiasOption = Bias.fair.value,
-    bias_share: Annotated[float, _share("--bias-share", "Share of hands biased.")] = 1.0,
+    bias_share: Annotated[
+        float | None, _share("--bias-share", "Share of hands biased (default 1).")
+    ] = None,
     bias_strength: Annotated[
-        float,
-        _share("--bias-strength", "suit: chance each card of seat 1 not a heart is swapped.", "P"),
-    ] = 0.25,
+        float | None,
+        _share(
+            "--bias-strength",
+            "suit: chance each card of seat 1 not a heart is swapped (default 0.25).",
+            "P",
+        ),
+    ] = None,
 ) -> None:
     """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
     from pipeline.engine.table_cache import cached_tables
@@ -442,6 +448,11 @@ def generate_command(
     from pipeline.generate.shuffle import dealer_for
     from pipeline.helpers.progress import Progress
 
+    kind = parse_bias(bias)[0]
+    if bias_strength is not None and kind is not Bias.suit:
+        raise typer.BadParameter("only --bias suit has a strength", param_hint="--bias-strength")
+    if bias_share is not None and kind is Bias.fair:
+        raise typer.BadParameter("a fair deal has no biased share", param_hint="--bias-share")
     interrupts.speaks_of("interrupted: the history written so far is incomplete")
     with exit_codes("; the file may be incomplete"), cached_tables():
         game = None if variant is None else str(variant)
@@ -457,7 +468,12 @@ def generate_command(
             progress=Progress(),
             variant=house.game if house else game or "taiwanese",
             scoring=scoring,
-            dealer=dealer_for(bias, bias_share, bias_strength, seed),
+            dealer=dealer_for(
+                bias,
+                1.0 if bias_share is None else bias_share,
+                0.25 if bias_strength is None else bias_strength,
+                seed,
+            ),
             house=house,
         )
     say(result.sentence(), err=True)

@@ -99,4 +99,41 @@ def repeat_chance(hands: npt.ArrayLike, log_outcomes: npt.ArrayLike) -> float:
             return 1.0
         i = np.arange(1, int(count), dtype=np.float64)
         log_none += float(np.log1p(-np.exp(np.log(i) - log_m)).sum())
-    return float(-np.expm1(log_none))
+    return max(0.0, float(-np.expm1(log_none)))
+
+
+def repeat_moments(hands: npt.ArrayLike, log_outcomes: npt.ArrayLike) -> tuple[float, float]:
+    """The mean and variance of the number of deals that repeat an earlier one (n minus the
+    distinct deals) among `hands[i]` deals of each kind of M = `exp(log_outcomes[i])`
+    equally likely deals, kinds independent: the classical occupancy moments, written to
+    stay exact in floating point however large M is. The mean sums each deal's chance of
+    repeating one before it, 1 - (1 - 1/M)^i; with a = (1 - 1/M)^n the variance is
+    M^2 a^2 expm1(n log1p(-1/(M-1)^2)) - M a expm1(n log1p(-1/(M-1)))."""
+    mean, variance = 0.0, 0.0
+    for count, log_m in zip(np.asarray(hands), np.asarray(log_outcomes), strict=True):
+        n, m = int(count), float(np.exp(log_m))
+        if n < 2:
+            continue
+        step = np.log1p(-1 / m)
+        mean += float(-np.expm1(np.arange(n, dtype=np.float64) * step).sum())
+        a = np.exp(n * step)
+        if m < 1e4:  # small: the textbook form, m (m-1) (1-2/m)^n + m a - m^2 a^2
+            b = (1 - 2 / m) ** n
+            variance += max(m * (m - 1) * b + m * a - m**2 * a**2, 0.0)
+            continue
+        wide = m**2 * a**2 * np.expm1(n * np.log1p(-1 / (m - 1) ** 2))
+        variance += max(float(wide - m * a * np.expm1(n * np.log1p(-1 / (m - 1)))), 0.0)
+    return mean, variance
+
+
+def repeats_p_value(repeats: int, chance: float, expected: float, variance: float) -> float:
+    """The chance of at least `repeats` repeated deals if fair. While fewer than one is
+    expected, the exact chance of any (`repeat_chance`) when there is one or more; where
+    repeats are expected (one board over many hands), the count's upper tail, normal with
+    its exact occupancy mean and variance. Which is used depends on the deals' number
+    and kinds only, never on what was dealt."""
+    if repeats == 0:
+        return 1.0
+    if expected < 1.0 or variance <= 0:
+        return chance
+    return float(special.ndtr(-(repeats - 0.5 - expected) / np.sqrt(variance)))

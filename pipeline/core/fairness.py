@@ -170,7 +170,14 @@ class Cell:
     furthest: tuple[int, int]
 
 
-def cell_test(deals: Deals, observed: Floats, in_deck: Floats, *, favoured: bool = False) -> Cell:
+def cell_test(
+    deals: Deals,
+    observed: Floats,
+    in_deck: Floats,
+    *,
+    favoured: bool = False,
+    only: str | None = None,
+) -> Cell:
     """The one group and category furthest from a fair deal: the largest standardized
     residual |z| (each cell's own variance under the exact covariance) among the cells
     expected at least MIN_EXPECTED times, the rest's row left out, two-sided, Bonferroni-
@@ -180,12 +187,14 @@ def cell_test(deals: Deals, observed: Floats, in_deck: Floats, *, favoured: bool
     `favoured`: the largest excess z instead, one-sided. A group's size is fixed, so a
     group dealt too few of one category is dealt too many of others: for a favoured
     seat the excess is where the signal is (a deficit spread over the others is each
-    seat's own test's to find)."""
+    seat's own test's to find). `only`: the cells of that group alone (a player's)."""
     deals, observed = merge_small(deals, np.asarray(observed, dtype=np.float64), in_deck)
     sample = int(observed.sum() - observed[-1].sum())
     z, shown = _cells(deals, observed, in_deck)
     columns = 1 if z.shape[1] == 2 else z.shape[1]
     shown = shown[:-1, :columns] if len(deals.groups) >= 2 else np.zeros((0, 0), dtype=bool)
+    if only is not None:
+        shown = shown & (np.array(deals.groups[:-1]) == only)[:, None]
     tested = int(shown.sum())
     if tested == 0:
         verdict = Verdict(sample, insufficient="insufficient data", groups=deals.groups)
@@ -236,7 +245,8 @@ def _cells(deals: Deals, observed: Floats, in_deck: Floats) -> tuple[Floats, npt
     exp = expected(deals, in_deck)
     b = np.asarray(in_deck, dtype=np.float64) / deals.deck
     d = deals.deck
-    sd = np.sqrt(d**2 / (d - 1) * np.outer(np.diag(deals.spread), b * (1 - b)))
+    spread = np.maximum(np.diag(deals.spread), 0.0)  # rounding can leave -1e-16
+    sd = np.sqrt(d**2 / (d - 1) * np.outer(spread, b * (1 - b)))
     shown = (exp >= MIN_EXPECTED) & (sd > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(shown, (observed - exp) / sd, 0.0), shown

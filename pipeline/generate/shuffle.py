@@ -64,12 +64,12 @@ def parse_bias(text: str) -> tuple[Bias, int]:
     except ValueError:
         kinds = ", ".join("riffle:K" if b is Bias.riffle else b.value for b in Bias)
         raise ValueError(f"{text!r} is not one of {kinds}") from None
-    if (bias is Bias.riffle) != bool(passes):
-        raise ValueError(f"riffle takes its number of riffles, riffle:K, and only it: {text!r}")
     if bias is not Bias.riffle:
+        if ":" in text:
+            raise ValueError(f"{kind} takes no number: {text!r} (only riffle:K does)")
         return bias, 0
-    if not passes.isdigit() or not 1 <= int(passes) <= 16:
-        raise ValueError(f"riffle:K takes K from 1 to 16 riffles, not {passes!r}")
+    if not (passes.isascii() and passes.isdigit()) or not 1 <= int(passes) <= 16:
+        raise ValueError(f"riffle:K takes K from 1 to 16 riffles, not {text!r}")
     return bias, int(passes)
 
 

@@ -197,11 +197,12 @@ def focused_tests(
     """Beside an omnibus test, the tests with power where a bias is concentrated: the most
     extreme cell (Bonferroni over the cells tested), and each group alone (none when the
     test is of a `kind` of its own: positions)."""
-    cell = fairness.cell_test(deals, observed, in_deck, favoured=kind is None)
+    only = PLAYER if by_player else None
+    cell = fairness.cell_test(deals, observed, in_deck, favoured=kind is None, only=only)
     verdict, z = _focused(cell.verdict, by_player), cell.z
     merged, counted = fairness.merge_small(deals, observed, in_deck)
     expected = fairness.expected(merged, in_deck)
-    cards = int(counted[:-1].sum())
+    cards = int(observed[:-1].sum())
     if verdict.insufficient:
         detail = _furthest_cell(deals, observed, in_deck, labels, verdict)
     else:

@@ -189,7 +189,9 @@ def _repeats(
 ) -> FairnessTest:
     ids = seq.hand_id if ids is None else ids
     shapes, hands = distinct_rows(np.bitwise_count(masks))
-    chance = between_hands.repeat_chance(hands, between_hands.log_deals(shapes))
+    log_m = between_hands.log_deals(shapes)
+    chance = between_hands.repeat_chance(hands, log_m)
+    expected, spread = between_hands.repeat_moments(hands, log_m)
     key = np.zeros(len(masks), dtype=np.uint64)
     drawn = np.random.default_rng(0).integers(1, 2**63, masks.shape[1], dtype=np.uint64)
     mix: Masks = np.asarray(drawn | np.uint64(1), dtype=np.uint64)
@@ -201,14 +203,16 @@ def _repeats(
     same = (masks[order[dup]] == masks[order[dup + 1]]).all(axis=1)
     found = sorted((int(order[i]), int(order[i + 1])) for i in dup[same])
     repeats = len(found)
-    verdict = Verdict(len(masks), float(repeats), None, chance if repeats else 1.0)
+    p = between_hands.repeats_p_value(repeats, chance, expected, spread)
+    verdict = Verdict(len(masks), float(repeats), None, p)
     names = ", ".join(f"{ids[a].as_py()} and {ids[b].as_py()}" for a, b in found[:SHOWN_REPEATS])
     detail = (
         f"{repeats:,} dealt {what} as another: {names}"
         + (" ..." if repeats > SHOWN_REPEATS else "")
-        + f"; the chance of any among {len(masks):,} fair deals {chance:.3g}"
+        + f"; among {len(masks):,} fair deals {expected:.3g} expected, any with chance "
+        + f"{chance:.3g}"
         if repeats
-        else f"none among {len(masks):,} deals; the chance of any, if fair, {chance:.3g}"
+        else f"none among {len(masks):,} deals; {expected:.3g} expected if fair"
     )
     return FairnessTest(name, scope, len(masks), None, verdict, detail, Kind.repeats)
 
@@ -225,12 +229,15 @@ def position_tests(
     boards = boards[boards[:, 0] >= 0]
     hands = len(boards)
     if hands:
+        # A hand deals as many places as it has board cards (one board: five).
+        dealt = boards >= 0
         places = np.zeros((BOARD_CARDS + 1, N_STANDARD))
         for i in range(BOARD_CARDS):
-            places[i] = np.bincount(boards[:, i], minlength=N_STANDARD)
+            places[i] = np.bincount(boards[dealt[:, i], i], minlength=N_STANDARD)
         places[-1] = hands - places[:-1].sum(axis=0)
-        cut = np.array([[1.0] * BOARD_CARDS + [0.0]])
-        deals = Deals.from_patterns(N_STANDARD, [*BOARD_PLACES, "rest"], cut, [hands])
+        shapes, times = distinct_rows(dealt.astype(np.uint8))
+        cut = np.concatenate([shapes, np.zeros((len(shapes), 1))], axis=1)
+        deals = Deals.from_patterns(N_STANDARD, [*BOARD_PLACES, "rest"], cut, times)
         for category, member, labels in CATEGORIES[1:]:  # rank, card
             name = f"board place by {category}"
             yield from _omnibus_and_cell(
@@ -249,11 +256,13 @@ def position_tests(
     )
     board = masks[:, 0] | masks[:, 1]
     groups = np.stack([last_mask, others, board], axis=1).astype(np.uint64)
-    observed = np.stack([_card_counts(groups[:, g]) for g in range(3)])
+    labels_of = ["last seat dealt", "other seats", "boards", "rest"]
+    if not board.any():  # a game without boards
+        groups, labels_of = groups[:, :2], [*labels_of[:2], labels_of[-1]]
+    observed = np.stack([_card_counts(groups[:, g]) for g in range(groups.shape[1])])
     observed = np.vstack([observed, len(masks) - observed.sum(axis=0)])
     shapes, hands_of = distinct_rows(np.bitwise_count(groups))
     cut = np.concatenate([shapes, np.zeros((len(shapes), 1))], axis=1)
-    labels_of = ["last seat dealt", "other seats", "boards", "rest"]
     deals = Deals.from_patterns(N_STANDARD, labels_of, cut, hands_of)
     member = np.eye(N_STANDARD)
     yield from _omnibus_and_cell(
@@ -287,8 +296,8 @@ def _omnibus_and_cell(
         fewest = fairness.expected(deals, in_deck)[:-1].min()
         detail = f"{fewest:,.1f} expected in the smallest cell; {fairness.MIN_EXPECTED:g} needed"
     else:
-        groups = ", ".join(deals.groups[:-1]) if len(deals.groups) < 6 else "board places"
+        groups = ", ".join(deals.groups[:-1]) if len(deals.groups) < 6 else "the board places"
         kind = name.rsplit(" ", 1)[-1]
-        detail = f"{groups} by {len(labels)} {kind}s: the most extreme cell is the next row"
+        detail = f"{groups} by {len(labels)} {kind}s (its most extreme cell: its own row)"
     yield FairnessTest(name, scope, hands, cards, verdict, detail, Kind.positions)
     yield from focused(name, scope, hands, deals, observed, in_deck, labels, kind=Kind.positions)

@@ -42,7 +42,7 @@ _IN_SCOPE = """(getvariable('player_id') IS NULL OR hand_id IN
     (SELECT hand_id FROM players WHERE player_id = getvariable('player_id')))"""
 _HANDS_VIEW = f"""
 CREATE OR REPLACE TEMP VIEW fair_hands AS
-SELECT hand_id, table_id, variant, n_players, started_at, {_IN_SCOPE} AS in_scope,
+SELECT hand_id, table_id, hand_no, variant, n_players, started_at, {_IN_SCOPE} AS in_scope,
        concat_ws(' ', board_1, board_2) AS boards
 FROM hands
 WHERE (getvariable('from_day') IS NULL OR day >= getvariable('from_day'))

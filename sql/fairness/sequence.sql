@@ -1,8 +1,9 @@
--- The hands in scope in the order each table played them (nth from 0; tbl numbers the
+-- The hands in scope in the order each table played them (by hand number, as the audit's
+-- continuity check reads them; nth from 0; tbl numbers the
 -- tables), their game, and their boards' cards in the order dealt (card codes, board 1's
 -- five then board 2's; NULL without boards): what the tests of repeats, positions and
 -- consecutive hands read, with masks.sql.
-SELECT row_number() OVER (ORDER BY table_id, started_at, hand_id) - 1 AS nth,
+SELECT row_number() OVER (ORDER BY table_id, hand_no, started_at, hand_id) - 1 AS nth,
        dense_rank() OVER (ORDER BY table_id) AS tbl,
        hand_id, variant,
        card_of_text(substr(boards, 1, 2))::TINYINT AS b0,

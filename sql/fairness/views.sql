@@ -6,7 +6,7 @@
 -- of sql/fairness/ count from these views.
 -- Written by scripts/export_sql.py from pipeline/outputs/fairness_views.py: edit that.
 CREATE OR REPLACE TEMP VIEW fair_hands AS
-SELECT hand_id, table_id, variant, n_players, started_at, (getvariable('player_id') IS NULL OR hand_id IN
+SELECT hand_id, table_id, hand_no, variant, n_players, started_at, (getvariable('player_id') IS NULL OR hand_id IN
     (SELECT hand_id FROM players WHERE player_id = getvariable('player_id'))) AS in_scope,
        concat_ws(' ', board_1, board_2) AS boards
 FROM hands

@@ -134,6 +134,9 @@ def test_every_format_and_the_filters(fair: Path, tmp_path: Path) -> None:
     most, fewest = by_hands[0], by_hands[-1]
     player = _report(fair, "--player", most[0])["rows"]
     assert all("player" in r["scope"] for r in player)
+    assert not any(r["test"].startswith(("between", "repeated", "board")) for r in player)
+    for cell in (r for r in player if "most favoured cell" in r["test"] and r["p_value"]):
+        assert cell["detail"].startswith("player, "), cell  # the player's cells alone
     suit = next(r for r in player if r["test"] == "suit by player")
     assert suit["scope"] == f"{most[1]}, player {most[0]}" and suit["p_value"] is not None
     few = _report(fair, "--player", fewest[0])["rows"]  # a hand or two: the player merged away
@@ -141,6 +144,40 @@ def test_every_format_and_the_filters(fair: Path, tmp_path: Path) -> None:
     bad = handaudit("report", "fairness", "--db", str(fair), "--alpha", "1.5")
     assert bad.returncode == 2 and "--alpha" in bad.stderr
     assert "fairness" in handaudit("report", "--list").stdout
+
+
+def test_hands_of_one_board_have_five_places(tmp_path: Path) -> None:
+    """A house's single-board Taiwanese hands deal five board places, not ten."""
+    house = EXAMPLES / "house-rules"
+    verified = handaudit(
+        "verify", str(house / "single_board"), "--rules", str(house / "house.toml"),
+        "--out", str(tmp_path),
+    )  # fmt: skip
+    assert verified.returncode == 0, verified.stderr
+    rows = _report(tmp_path / "audit.duckdb")["rows"]
+    places = [r for r in rows if r["test"].startswith("board place by")]
+    assert places and all(r["cards"] == 5 * r["hands"] for r in places if r["cards"])
+    assert not any(r["flagged"] for r in rows)
+
+
+def test_a_table_is_read_in_the_order_of_its_hand_numbers(tmp_path: Path) -> None:
+    """A sticky deal whose hands all start at one time under ids that sort in no order of
+    play: the hands are compared in the order of their numbers, and the memory shows."""
+    made = handaudit(
+        "generate", "--tables", "4", "--hands", "300", "--seed", "9", "--bias", "sticky",
+        "--bias-share", "0.05", "--out", str(tmp_path / "made.jsonl"),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    hands = [json.loads(line) for line in (tmp_path / "made.jsonl").read_text().splitlines()]
+    for i, hand in enumerate(hands):
+        hand["started_at"] = hand["started_at"][:10] + "T12:00:00Z"
+        hand["hand_id"] = f"{(i * 7919) % 100_003:06d}-{hand['hand_id']}"
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "h.jsonl").write_text("".join(json.dumps(h) + "\n" for h in hands))
+    assert handaudit("verify", str(tmp_path / "in"), "--out", str(tmp_path)).returncode == 0
+    rows = _report(tmp_path / "audit.duckdb")["rows"]
+    same = next(r for r in rows if r["test"] == "between hands: same seat")
+    assert same["flagged"] and "+" in same["detail"], same
 
 
 def test_a_day_without_hands_has_no_tests(fair: Path) -> None:

@@ -80,6 +80,29 @@ def test_the_chance_of_a_repeat_is_the_birthday_count() -> None:
     assert np.exp(boards[0]) == pytest.approx(comb(52, 5) * comb(47, 5), rel=1e-9)
 
 
+@pytest.mark.parametrize(("n", "m"), [(4, 5), (6, 3), (3, 10), (5, 2)])
+def test_the_repeats_have_the_occupancy_moments_of_every_sequence_of_deals(n: int, m: int) -> None:
+    repeats = [n - len(set(s)) for s in itertools.product(range(m), repeat=n)]
+    mean, variance = between_hands.repeat_moments([n], [np.log(m)])
+    assert (mean, variance) == pytest.approx((np.mean(repeats), np.var(repeats)))
+
+
+def test_where_repeats_are_expected_their_count_is_tested_not_their_being() -> None:
+    """One board over 100,000 hands repeats about 1,900 times if fair: one repeat is no
+    news, 2,300 are; two whole deals alike are news at once."""
+    board = between_hands.log_deals([[5, 0]])
+    mean, variance = between_hands.repeat_moments([100_000], board)
+    chance = between_hands.repeat_chance([100_000], board)
+    assert 1_850 < mean < 1_950 and chance == 1.0
+    assert between_hands.repeats_p_value(1, chance, mean, variance) == pytest.approx(1.0)
+    assert between_hands.repeats_p_value(2_300, chance, mean, variance) < 1e-15
+    deal = between_hands.log_deals([[7, 7, 10]])
+    mean, variance = between_hands.repeat_moments([1_000], deal)
+    tiny = between_hands.repeat_chance([1_000], deal)
+    assert mean < 1e-15 and between_hands.repeats_p_value(1, tiny, mean, variance) == tiny
+    assert between_hands.repeat_chance([1], deal) == 0.0  # never -0
+
+
 def _table(rng: np.random.Generator, hands: int, tables: int) -> Sequence:
     """Fair hands of Taiwanese tables whose seats come and go (2 to 6 of them, 7 cards
     each), every hand a fresh shuffle: boards first, then the seats dealt in."""
@@ -96,7 +119,7 @@ def _table(rng: np.random.Generator, hands: int, tables: int) -> Sequence:
         cards = np.take_along_axis(bit, place[:, s : s + 1] + np.arange(7), axis=1)
         masks[:, 2 + s] = np.where(seated[:, s], np.bitwise_or.reduce(cards, axis=1), 0)
     ids = pa.array([f"h{i}" for i in range(n)])
-    boards = decks[:, :10].astype(np.int64)
+    boards = decks[:, :10].astype(np.int8)
     return Sequence(np.repeat(np.arange(tables), hands), ids, ids, boards, masks)
 
 
@@ -106,7 +129,7 @@ def test_fair_tables_are_flagged_between_hands_at_the_rate_promised() -> None:
     for _ in range(runs):
         tests = list(between_tests(_table(rng, 60, 5), "t"))
         rejected += [t.verdict.p_value is not None and t.verdict.p_value < 0.05 for t in tests]
-    band = stats.binom.ppf([1e-4, 1 - 1e-4], runs, 0.05)
+    band = np.asarray(stats.binom.ppf([1e-4, 1 - 1e-4], runs, 0.05))
     assert ((band[0] <= rejected) & (rejected <= band[1])).all(), rejected
 
 

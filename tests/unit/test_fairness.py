@@ -263,7 +263,7 @@ def test_the_focused_tests_hold_the_rate_and_find_one_seats_excess() -> None:
         excess = fairness.cell_test(deals, observed, in_deck, favoured=True).verdict
         favoured += (excess.p_value or 1.0) < 0.05
         seats += [(v.p_value or 1.0) < 0.05 for v in fairness.group_tests(deals, observed, in_deck)]
-    band = stats.binom.ppf([1e-4, 1 - 1e-4], runs, 0.05)
+    band = np.asarray(stats.binom.ppf([1e-4, 1 - 1e-4], runs, 0.05))
     assert ((band[0] <= seats) & (seats <= band[1])).all(), seats
     assert cell <= band[1] and favoured <= band[1]
     observed[1] += [-30.0, -30.0, 90.0, -30.0]  # seat 2: ninety hearts more, fewer others

@@ -116,7 +116,10 @@ def test_a_bias_is_read_from_its_name(text: str, parsed: tuple[Bias, int]) -> No
     assert parse_bias(text) == parsed
 
 
-@pytest.mark.parametrize("text", ["riffle", "riffle:0", "riffle:x", "riffle:17", "sticky:2", "no"])
+@pytest.mark.parametrize(
+    "text",
+    ["riffle", "riffle:0", "riffle:x", "riffle:17", "sticky:2", "no", "fair:", "riffle:\u0663"],
+)
 def test_a_bias_misnamed_is_refused_in_a_sentence(text: str) -> None:
     with pytest.raises(ValueError, match=r"riffle|is not one of"):
         parse_bias(text)
