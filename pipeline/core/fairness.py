@@ -187,7 +187,13 @@ def cell_test(
     `favoured`: the largest excess z instead, one-sided. A group's size is fixed, so a
     group dealt too few of one category is dealt too many of others: for a favoured
     seat the excess is where the signal is (a deficit spread over the others is each
-    seat's own test's to find). `only`: the cells of that group alone (a player's)."""
+    seat's own test's to find). `only`: the cells of that group alone (a player's).
+
+    A cell's tail is not the normal's: counts of a few expected are skewed (23 dealt where
+    8.5 are expected is +5 sd, a normal tail of 3e-7 where the count's own is near 1e-5).
+    Each cell's count, a sum over hands of small hypergeometric counts, is read as the
+    binomial of its exact mean and variance (`_matched_tail`); the cell of least tail is
+    the most extreme."""
     deals, observed = merge_small(deals, np.asarray(observed, dtype=np.float64), in_deck)
     sample = int(observed.sum() - observed[-1].sum())
     z, shown = _cells(deals, observed, in_deck)
@@ -199,12 +205,33 @@ def cell_test(
     if tested == 0:
         verdict = Verdict(sample, insufficient="insufficient data", groups=deals.groups)
         return Cell(verdict, z, 0, (0, 0))
-    signed = z[:-1, :columns] if favoured else np.abs(z[:-1, :columns])
-    size = np.where(shown, signed, -np.inf)
-    g, c = (int(i) for i in np.unravel_index(np.argmax(size), size.shape))
-    largest = float(size[g, c])
-    p = min(1.0, tested * (1 if favoured else 2) * float(stats.norm.sf(largest)))
-    return Cell(Verdict(sample, largest, None, p, groups=deals.groups), z, tested, (g, c))
+    mean = expected(deals, in_deck)[:-1, :columns]
+    sd = _sd(deals, in_deck)[:-1, :columns]
+    upper, lower = _matched_tail(observed[:-1, :columns], mean, sd**2)
+    tail = upper if favoured else np.minimum(2 * np.minimum(upper, lower), 1.0)
+    tail = np.where(shown, tail, np.inf)
+    g, c = (int(i) for i in np.unravel_index(np.argmin(tail), tail.shape))
+    p = min(1.0, tested * float(tail[g, c]))
+    verdict = Verdict(sample, float(z[g, c]), None, p, groups=deals.groups)
+    return Cell(verdict, z, tested, (g, c))
+
+
+def _matched_tail(x: Floats, mean: Floats, variance: Floats) -> tuple[Floats, Floats]:
+    """P(X >= x) and P(X <= x) for X binomial with the given mean and variance (less than
+    the mean: q = 1 - variance / mean, n = mean / q, n real), by the regularized incomplete
+    beta function; the normal's where the variance is not below the mean."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.clip(1 - variance / mean, 1e-12, 1.0)
+        n = mean / q
+        upper = np.where(
+            x <= 0, 1.0, special.betainc(np.maximum(x, 1e-12), np.maximum(n - x + 1, 1e-12), q)
+        )
+        lower = np.where(x >= n, 1.0, special.betainc(np.maximum(n - x, 1e-12), x + 1, 1 - q))
+        normal = variance >= mean
+        z = (x - mean) / np.sqrt(variance)
+        upper = np.where(normal | (x > n + 1), stats.norm.sf(z), upper)
+        lower = np.where(normal, stats.norm.cdf(z), lower)
+    return upper, lower
 
 
 def group_tests(deals: Deals, observed: Floats, in_deck: Floats) -> list[Verdict]:
@@ -242,14 +269,18 @@ def standardized(deals: Deals, observed: Floats, in_deck: Floats) -> Floats:
 def _cells(deals: Deals, observed: Floats, in_deck: Floats) -> tuple[Floats, npt.NDArray[np.bool_]]:
     """The standardized residuals, and which cells are expected at least MIN_EXPECTED times
     (with a variance): the cells tested."""
-    exp = expected(deals, in_deck)
-    b = np.asarray(in_deck, dtype=np.float64) / deals.deck
-    d = deals.deck
-    spread = np.maximum(np.diag(deals.spread), 0.0)  # rounding can leave -1e-16
-    sd = np.sqrt(d**2 / (d - 1) * np.outer(spread, b * (1 - b)))
+    exp, sd = expected(deals, in_deck), _sd(deals, in_deck)
     shown = (exp >= MIN_EXPECTED) & (sd > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(shown, (observed - exp) / sd, 0.0), shown
+
+
+def _sd(deals: Deals, in_deck: Floats) -> Floats:
+    """Each cell's standard deviation under a fair deal (its own variance)."""
+    b = np.asarray(in_deck, dtype=np.float64) / deals.deck
+    d = deals.deck
+    spread = np.maximum(np.diag(deals.spread), 0.0)  # rounding can leave -1e-16
+    return np.sqrt(d**2 / (d - 1) * np.outer(spread, b * (1 - b)))
 
 
 def _group_order(name: str) -> tuple[int, str]:

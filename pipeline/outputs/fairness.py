@@ -74,6 +74,8 @@ class Counts:
     premium_order: pa.Table
     by_player: bool
     sequence: Sequence | None = None  # the hands in table order (none with --player)
+    places: pa.Table | None = None  # open-face cards by seat and place dealt (the same)
+    place_cuts: pa.Table | None = None
 
 
 def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
@@ -90,14 +92,18 @@ def read_counts(db: Path, filters: Filters) -> tuple[Counts, str]:
             by_player = filters.player_id is not None
             deals = [
                 con.sql((COUNTS / f"{name}.sql").read_text()).to_arrow_table()
-                for name in ([] if by_player else ["sequence", "masks"])
+                for name in ([] if by_player else ["sequence", "masks", "places", "place_cuts"])
             ]
         except duckdb.Error as error:
             raise ReportError(f"The fairness report failed on {db}: {error}") from None
         covered = period(con, filters)
     # Once the database is closed: while it is open its threads slow numpy down severalfold.
-    sequence = Sequence.read(*deals) if deals else None
-    return Counts(cuts, cards, order, premium, premium_order, by_player, sequence), covered
+    sequence = Sequence.read(*deals[:2]) if deals else None
+    places, place_cuts = deals[2:] if deals else (None, None)
+    counts = Counts(
+        cuts, cards, order, premium, premium_order, by_player, sequence, places, place_cuts
+    )
+    return counts, covered
 
 
 def fairness_report(db: Path, filters: Filters, alpha: float = 0.01) -> ReportResult:
@@ -252,9 +258,12 @@ def memory_tests(counts: Counts, filters: Filters) -> Iterator[FairnessTest]:
     yield from fairness_deals.between_tests(seq, scope)
     yield from fairness_deals.repeat_tests(seq, scope)
     for game in games:
-        yield from fairness_deals.position_tests(
-            seq, game, scope_of(game, filters.table_id), focused_tests
-        )
+        scope = scope_of(game, filters.table_id)
+        yield from fairness_deals.position_tests(seq, game, scope, focused_tests)
+        if counts.places is not None and counts.place_cuts is not None:
+            yield from fairness_deals.dealt_place_tests(
+                counts.places, counts.place_cuts, game, scope, focused_tests
+            )
 
 
 def card_grid(dealt: Dealt) -> tuple[npt.NDArray[np.float64], ...]:

@@ -271,6 +271,46 @@ def position_tests(
     )  # fmt: skip
 
 
+SEAT_BITS = 5  # place_cuts.sql: each seat's cards dealt, 5 bits a seat
+
+
+def dealt_place_tests(
+    places: pa.Table,
+    cuts: pa.Table,
+    game: str,
+    scope: str,
+    focused: Callable[..., Iterator[FairnessTest]],
+) -> Iterator[FairnessTest]:
+    """Where an open-face deal's order is recorded: each seat's k-th card dealt (street by
+    street) by card, every (seat, place) a group of one card a hand, as the board places
+    are (`places.sql`, `place_cuts.sql`). A shuffle that ties cards to the places of the
+    deck, as the off-by-one does, shows here when the game has no boards."""
+    mine = places.filter(pc.equal(places["variant"], game))
+    shapes = cuts.filter(pc.equal(cuts["variant"], game))
+    if mine.num_rows == 0:
+        return
+    seat, place, card, dealt = (
+        mine[c].to_numpy().astype(np.int64) for c in ("seat", "place", "card", "dealt")
+    )
+    groups = sorted(set(zip(seat.tolist(), place.tolist(), strict=True)))
+    at = {g: i for i, g in enumerate(groups)}
+    observed = np.zeros((len(groups) + 1, N_STANDARD))
+    rows = np.array([at[g] for g in zip(seat.tolist(), place.tolist(), strict=True)])
+    np.add.at(observed, (rows, card), dealt)
+    shape, times = (shapes[c].to_numpy().astype(np.int64) for c in ("shape", "hands"))
+    counts = (shape[:, None] >> (SEAT_BITS * np.array([s for s, _ in groups]))) & 31
+    cut = (np.array([p for _, p in groups]) < counts).astype(np.float64)
+    cut = np.concatenate([cut, np.zeros((len(cut), 1))], axis=1)
+    hands = int(times.sum())
+    observed[-1] = hands - observed[:-1].sum(axis=0)
+    labels = [f"seat {s} card {p + 1}" for s, p in groups]
+    deals = Deals.from_patterns(N_STANDARD, [*labels, "rest"], cut, times)
+    member, names = CATEGORIES[2][1:]
+    yield from _omnibus_and_cell(
+        "dealt place by card", scope, hands, deals, observed, member, names, focused
+    )
+
+
 def _card_counts(masks: Masks) -> npt.NDArray[np.float64]:
     """How many of the masks hold each standard card."""
     bits = np.unpackbits(

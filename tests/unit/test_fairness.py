@@ -287,3 +287,23 @@ def test_games_pooled_add_their_deals_by_seat() -> None:
     assert pooled.spread[0, 0] == pytest.approx(one.spread[0, 0] + two.spread[0, 0])
     assert pooled.spread[1, 2] == 0.0  # seat 2 and the boards were never dealt together
     assert observed[:, 0].tolist() == [3.0, 2.0, 1.0, 3.0]
+
+
+def test_the_most_extreme_cell_holds_its_rate_where_few_are_expected() -> None:
+    """Ten places of one card each, 400 hands: each of 520 cells expects 7.7 cards, where
+    a normal tail would be several times too small; the cells' own tails keep the rate."""
+    rng = np.random.default_rng(21)
+    places = [f"place {i}" for i in range(10)]
+    cut = np.array([[1.0] * 10 + [0.0]])
+    deals = Deals.from_patterns(52, [*places, "rest"], cut, [400])
+    in_deck = np.ones(52)
+    runs, rejected, favoured = 300, 0, 0
+    for _ in range(runs):
+        observed = _simulated(rng, deals, [1] * 10, np.arange(52))
+        found = fairness.cell_test(deals, observed, in_deck)
+        assert found.tested == 520
+        rejected += (found.verdict.p_value or 1.0) < 0.05
+        excess = fairness.cell_test(deals, observed, in_deck, favoured=True).verdict
+        favoured += (excess.p_value or 1.0) < 0.05
+    band = np.asarray(stats.binom.ppf([1e-4, 1 - 1e-4], runs, 0.05))
+    assert rejected <= band[1] and favoured <= band[1], (rejected, favoured)
