@@ -271,7 +271,7 @@ def position_tests(
     )  # fmt: skip
 
 
-SEAT_BITS = 5  # place_cuts.sql: each seat's cards dealt, 5 bits a seat
+SLOT_BITS = 5  # place_cuts.sql: each player's cards dealt, 5 bits a slot
 
 
 def dealt_place_tests(
@@ -281,16 +281,17 @@ def dealt_place_tests(
     scope: str,
     focused: Callable[..., Iterator[FairnessTest]],
 ) -> Iterator[FairnessTest]:
-    """Where an open-face deal's order is recorded: each seat's k-th card dealt (street by
-    street) by card, every (seat, place) a group of one card a hand, as the board places
-    are (`places.sql`, `place_cuts.sql`). A shuffle that ties cards to the places of the
-    deck, as the off-by-one does, shows here when the game has no boards."""
+    """Where an open-face deal's order is recorded: the k-th card dealt (street by street)
+    to the n-th player of the hand in seat order, by card, every (player, place) a group
+    of one card a hand, as the board places are (`places.sql`, `place_cuts.sql`). A
+    shuffle that ties cards to the places of the deck, as the off-by-one does, shows here
+    when the game has no boards."""
     mine = places.filter(pc.equal(places["variant"], game))
     shapes = cuts.filter(pc.equal(cuts["variant"], game))
     if mine.num_rows == 0:
         return
     seat, place, card, dealt = (
-        mine[c].to_numpy().astype(np.int64) for c in ("seat", "place", "card", "dealt")
+        mine[c].to_numpy().astype(np.int64) for c in ("slot", "place", "card", "dealt")
     )
     groups = sorted(set(zip(seat.tolist(), place.tolist(), strict=True)))
     at = {g: i for i, g in enumerate(groups)}
@@ -298,12 +299,12 @@ def dealt_place_tests(
     rows = np.array([at[g] for g in zip(seat.tolist(), place.tolist(), strict=True)])
     np.add.at(observed, (rows, card), dealt)
     shape, times = (shapes[c].to_numpy().astype(np.int64) for c in ("shape", "hands"))
-    counts = (shape[:, None] >> (SEAT_BITS * np.array([s for s, _ in groups]))) & 31
+    counts = (shape[:, None] >> (SLOT_BITS * np.array([s for s, _ in groups]))) & 31
     cut = (np.array([p for _, p in groups]) < counts).astype(np.float64)
     cut = np.concatenate([cut, np.zeros((len(cut), 1))], axis=1)
     hands = int(times.sum())
     observed[-1] = hands - observed[:-1].sum(axis=0)
-    labels = [f"seat {s} card {p + 1}" for s, p in groups]
+    labels = [f"player {s} card {p + 1}" for s, p in groups]
     deals = Deals.from_patterns(N_STANDARD, [*labels, "rest"], cut, times)
     member, names = CATEGORIES[2][1:]
     yield from _omnibus_and_cell(
@@ -336,7 +337,8 @@ def _omnibus_and_cell(
         fewest = fairness.expected(deals, in_deck)[:-1].min()
         detail = f"{fewest:,.1f} expected in the smallest cell; {fairness.MIN_EXPECTED:g} needed"
     else:
-        groups = ", ".join(deals.groups[:-1]) if len(deals.groups) < 6 else "the board places"
+        few = len(deals.groups) < 6
+        groups = ", ".join(deals.groups[:-1]) if few else f"{len(deals.groups) - 1} places"
         kind = name.rsplit(" ", 1)[-1]
         detail = f"{groups} by {len(labels)} {kind}s (its most extreme cell: its own row)"
     yield FairnessTest(name, scope, hands, cards, verdict, detail, Kind.positions)

@@ -280,3 +280,19 @@ def test_a_seat_favoured_to_five_sd_in_a_quarter_of_the_hands_is_flagged(
     assert cell["detail"].startswith("seat 1, hearts: +"), cell
     assert float(cell["detail"].split("+")[1].split(" sd")[0]) >= 5.0
     assert cell["flagged"], cell
+
+
+def test_the_off_by_one_is_found_in_the_open_face_deal_order(tmp_path: Path) -> None:
+    """The family has no boards: Open-Face and Pineapple deals record each seat's cards in
+    the order dealt, and the off-by-one's stuck places show there."""
+    for seed, game in enumerate(("ofc", "pineapple_ofc"), start=40):
+        made = handaudit(
+            "generate", "--variant", game, "--tables", "2", "--hands", "250", "--seed",
+            str(seed), "--bias", "offbyone", "--out", str(tmp_path / "in" / f"{game}.jsonl"),
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+    assert handaudit("verify", str(tmp_path / "in"), "--out", str(tmp_path)).returncode == 0
+    rows = _report(tmp_path / "audit.duckdb")["rows"]
+    places = [r for r in rows if r["test"] == "dealt place by card"]
+    assert {r["scope"] for r in places} == {"ofc", "pineapple_ofc"}
+    assert any(r["flagged"] for r in places), places
