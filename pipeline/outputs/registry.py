@@ -39,18 +39,18 @@ FAIRNESS = ReportSpec(
     ),
     sql="",
     notes=(
-        "These tests look for what a fair shuffle would rarely make: a seat (or, with "
-        "--player, a player) dealt some suits, ranks, cards or jokers more or less often than "
-        "the deck allows, over the whole table, in its most favoured cell or seat by seat; "
-        "consecutive hands of a table that share more (or fewer) cards than independent "
-        "shuffles would; a deal dealt twice; a board place, an open-face player's place in "
-        "the deal or the last seat dealt that favours some card; consecutive cards dealt to "
-        "an open-face player that follow each other; a player with more Home Runs, scoops, "
-        "naturals or Fantasyland entries than the other players of the same tables. A flag "
-        "says a pattern is unlikely under a fair deal, at the family-wise false-alarm rate "
-        "stated, over the tests made; it does not say how it came about. A clean report does not certify the shuffle: a weak bias, or "
-        "one that ties cards to nothing counted here (a predictable but uniform shuffle, a "
-        "leak of other players' cards), passes unseen. Tests with too few hands say "
+        "These tests look for what a fair shuffle would rarely make: a seat (or, with --player,"
+        " a player) dealt some suits, ranks, cards or jokers more or less often than the deck "
+        "allows, over the whole table, in its most favoured cell or seat by seat; consecutive "
+        "hands of a table that share more (or fewer) cards than independent shuffles would; a "
+        "deal dealt twice; a board place, an open-face player's place in the deal or the last "
+        "seat dealt that favours some card; consecutive cards dealt to an open-face player that"
+        " follow each other; a player with more Home Runs, scoops, naturals or Fantasyland "
+        "entries than the other players of the same tables. A flag says a pattern is unlikely "
+        "under a fair deal, at the family-wise false-alarm rate stated, over the tests made; it"
+        " does not say how it came about. A clean report does not certify the shuffle: a weak "
+        "bias, or one that ties cards to nothing counted here (a predictable but uniform "
+        "shuffle, a leak of other players' cards), passes unseen. Tests with too few hands say "
         "'insufficient data'."
     ),
     options=frozenset({"alpha"}),
