@@ -88,7 +88,8 @@ def distinct_rows(counts: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float64
     return counts[first].astype(np.float64), times
 
 
-BLOCK = 1 << 16  # pairs of hands compared at once: few large temporaries
+BLOCK = 1 << 15  # pairs of hands compared at once: few large temporaries
+_PAIRS = np.array([n * (n - 1) // 2 for n in range(65)], dtype=np.int32)  # C(n, 2)
 
 
 def between_tests(seq: Sequence, scope: str) -> Iterator[FairnessTest]:
@@ -102,11 +103,9 @@ def between_tests(seq: Sequence, scope: str) -> Iterator[FairnessTest]:
         block = first[start : start + BLOCK]
         before, after = seq.masks[block], seq.masks[block + 1]
         same += int(np.bitwise_count(before & after).sum(dtype=np.int64))
-        for s in range(2, before.shape[1]):
-            shared = np.bitwise_count(before[:, s : s + 1] & after[:, 2:]).astype(np.int32)
-            together += int((shared * (shared - 1) // 2).sum(dtype=np.int64))
-    before, after = seq.masks[first], seq.masks[first + 1]
-    r, c, times = _size_pairs(before, after)
+        shared = np.bitwise_count(before[:, 2:, None] & after[:, None, 2:])
+        together += int(_PAIRS[shared].sum(dtype=np.int64))
+    r, c, times = _size_pairs(seq.masks, first)
     mean, variance = between_hands.same_group_moments(r, c)
     yield _normal_test(
         "between hands: same seat",
@@ -130,15 +129,18 @@ def between_tests(seq: Sequence, scope: str) -> Iterator[FairnessTest]:
 
 
 def _size_pairs(
-    before: Masks, after: Masks
+    masks: Masks, first: Ints
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], Ints]:
-    """The distinct pairs of the groups' sizes in two hands, and how many pairs of hands
-    have each: the moments depend on nothing else, and a table deals few shapes."""
-    _, r_key = np.unique(_shape_key(np.bitwise_count(before)), return_inverse=True)
-    second, c_key = np.unique(_shape_key(np.bitwise_count(after)), return_inverse=True)
-    _, at, times = np.unique(r_key * len(second) + c_key, return_index=True, return_counts=True)
-    r = np.bitwise_count(before[at]).astype(np.float64)
-    c = np.bitwise_count(after[at]).astype(np.float64)
+    """The distinct pairs of the groups' sizes in hands `first` and the next, and how many
+    pairs of hands have each: the moments depend on nothing else, and a table deals few
+    shapes. Each hand's shape is one integer, so no pair of whole rows is gathered."""
+    _, shape = np.unique(_shape_key(np.bitwise_count(masks)), return_inverse=True)
+    shapes = int(shape.max()) + 1 if len(shape) else 1
+    _, at, times = np.unique(
+        shape[first] * shapes + shape[first + 1], return_index=True, return_counts=True
+    )
+    r = np.bitwise_count(masks[first[at]]).astype(np.float64)
+    c = np.bitwise_count(masks[first[at] + 1]).astype(np.float64)
     return r, c, times
 
 

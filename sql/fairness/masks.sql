@@ -5,6 +5,6 @@ WITH ordered AS (
     FROM fair_hands
     WHERE in_scope
 )
-SELECT o.nth, m.seat::TINYINT AS seat, m.mask
+SELECT o.nth::INTEGER AS nth, m.seat::TINYINT AS seat, m.mask
 FROM fair_masks m
 JOIN ordered o USING (hand_id)

@@ -3,8 +3,8 @@
 -- tables), their game, and their boards' cards in the order dealt (card codes, board 1's
 -- five then board 2's; NULL without boards): what the tests of repeats, positions and
 -- consecutive hands read, with masks.sql.
-SELECT row_number() OVER (ORDER BY table_id, hand_no, started_at, hand_id) - 1 AS nth,
-       dense_rank() OVER (ORDER BY table_id) AS tbl,
+SELECT (row_number() OVER (ORDER BY table_id, hand_no, started_at, hand_id) - 1)::INTEGER AS nth,
+       dense_rank() OVER (ORDER BY table_id)::INTEGER AS tbl,
        hand_id, variant,
        card_of_text(substr(boards, 1, 2))::TINYINT AS b0,
        card_of_text(substr(boards, 4, 2))::TINYINT AS b1,
