@@ -16,7 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from pipeline.core.games import TAIWANESE_JOKERS, VARIANTS
 from pipeline.core.games.chinese import Scoring
-from pipeline.generate.shuffle import Bias, parse_bias
+from pipeline.generate.shuffle import Bias, Dealer, dealer_for, parse_bias
 from pipeline.helpers import interrupts
 from pipeline.helpers.choices import HistoryFormat, ReportFormat
 from pipeline.helpers.display import for_terminal
@@ -405,6 +405,29 @@ BiasOption = Annotated[
 ]
 
 
+BiasShare = Annotated[float | None, _share("--bias-share", "Share of hands biased (default 1).")]
+BiasStrength = Annotated[
+    float | None,
+    _share(
+        "--bias-strength",
+        "suit: chance each card of seat 1 not a heart is swapped (default 0.25).",
+        "P",
+    ),
+]
+
+
+def _dealer(bias: str, share: float | None, strength: float | None, seed: int) -> Dealer:
+    """The dealer `generate` asks for: a strength is the suit bias's alone, and a fair deal
+    has no biased share."""
+    kind = parse_bias(bias)[0]
+    if strength is not None and kind is not Bias.suit:
+        raise typer.BadParameter("only --bias suit has a strength", param_hint="--bias-strength")
+    if share is not None and kind is Bias.fair:
+        raise typer.BadParameter("a fair deal has no biased share", param_hint="--bias-share")
+    share = 1.0 if share is None else share
+    return dealer_for(bias, share, 0.25 if strength is None else strength, seed)
+
+
 @command("generate", cls=_Command)
 def generate_command(
     out: Annotated[
@@ -430,29 +453,15 @@ def generate_command(
     rules: DealtRules = None,
     profile: DealtProfile = None,
     bias: BiasOption = Bias.fair.value,
-    bias_share: Annotated[
-        float | None, _share("--bias-share", "Share of hands biased (default 1).")
-    ] = None,
-    bias_strength: Annotated[
-        float | None,
-        _share(
-            "--bias-strength",
-            "suit: chance each card of seat 1 not a heart is swapped (default 0.25).",
-            "P",
-        ),
-    ] = None,
+    bias_share: BiasShare = None,
+    bias_strength: BiasStrength = None,
 ) -> None:
     """Write a synthetic, correctly settled hand history (optionally with listed faults)."""
     from pipeline.engine.table_cache import cached_tables
     from pipeline.generate.run import generate, house_of
-    from pipeline.generate.shuffle import dealer_for
     from pipeline.helpers.progress import Progress
 
-    kind = parse_bias(bias)[0]
-    if bias_strength is not None and kind is not Bias.suit:
-        raise typer.BadParameter("only --bias suit has a strength", param_hint="--bias-strength")
-    if bias_share is not None and kind is Bias.fair:
-        raise typer.BadParameter("a fair deal has no biased share", param_hint="--bias-share")
+    dealer = _dealer(bias, bias_share, bias_strength, seed)
     interrupts.speaks_of("interrupted: the history written so far is incomplete")
     with exit_codes("; the file may be incomplete"), cached_tables():
         game = None if variant is None else str(variant)
@@ -468,12 +477,7 @@ def generate_command(
             progress=Progress(),
             variant=house.game if house else game or "taiwanese",
             scoring=scoring,
-            dealer=dealer_for(
-                bias,
-                1.0 if bias_share is None else bias_share,
-                0.25 if bias_strength is None else bias_strength,
-                seed,
-            ),
+            dealer=dealer,
             house=house,
         )
     say(result.sentence(), err=True)
