@@ -76,11 +76,6 @@ class Sequence:
         return np.asarray(encoded.indices.to_numpy(zero_copy_only=False) == names.index(name))
 
 
-def sizes(masks: Masks) -> npt.NDArray[np.float64]:
-    """Each mask's number of cards."""
-    return np.bitwise_count(masks).astype(np.float64)
-
-
 def distinct_rows(counts: npt.NDArray[np.uint8]) -> tuple[npt.NDArray[np.float64], Ints]:
     """The distinct rows of small counts (each below 64, at most ten columns) and how many
     times each comes: one integer key a row, far faster than comparing rows."""
