@@ -30,9 +30,9 @@ from pydantic import ValidationError
 
 from pipeline.helpers.columns import Leaf, at_path, leaves, map_leaves, whole
 from pipeline.ingest.hand_history import (
+    MONEY_DIGITS,
     MONEY_SCALE,
-    MONEY_TEXT,
-    RATE_TEXT,
+    RATE_SCALE,
     Hand,
     arrow_schema,
     text_schema,
@@ -50,6 +50,12 @@ _PIECE = 128
 # the rest of the piece again.
 _REFUSALS = 4
 _JSON_CHUNK = 1 << 20
+# The text amounts a column takes as read: the decimals the models allow, and no more
+# integer digits than the column's precision leaves (10**16 dollars does not fit
+# DECIMAL(18, 2)). Anything else, leading zeros included, goes record by record, where
+# the models decide.
+_MONEY_FITS = rf"-?\d{{1,{MONEY_DIGITS - MONEY_SCALE}}}(\.\d{{1,{MONEY_SCALE}}})?"
+_RATE_FITS = rf"\d{{1,{MONEY_DIGITS - RATE_SCALE}}}(\.\d{{1,{RATE_SCALE}}})?"
 # An amount written as a JSON number (hand-history.md allows it when its literal text has
 # at most two decimals): quoted, it reads as text and is checked as text amounts are.
 # Inside a JSON string a quote is escaped, so `"won": 12` can only be a key and its value.
@@ -389,7 +395,7 @@ def _text_amounts(given: pa.Schema) -> list[tuple[tuple[str, ...], str]]:
     canonical = pa.struct([f for f in schema() if f.name in given.names])
     shape = pa.struct([pa.field(f.name, given.field(f.name).type) for f in canonical])
     return [
-        (leaf[0], f"^(?:{(MONEY_TEXT if leaf[1].scale == MONEY_SCALE else RATE_TEXT).pattern})$")
+        (leaf[0], f"^(?:{_MONEY_FITS if leaf[1].scale == MONEY_SCALE else _RATE_FITS})$")
         for leaf in leaves(canonical, shape)
         if _reads_text_as_decimal(leaf)
     ]

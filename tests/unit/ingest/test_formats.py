@@ -189,6 +189,31 @@ def test_amounts_written_as_json_numbers_take_the_columnar_path(tmp_path: Path) 
     assert accounting.verified == len(lines) - 2
 
 
+def test_amounts_too_large_for_their_column_are_quarantined_alone(tmp_path: Path) -> None:
+    # 10**16 dollars does not fit DECIMAL(18, 2): it stopped the whole audit when read
+    # columnar. As text, as a JSON number and in Parquet, only its record is quarantined.
+    source = EXAMPLES / "clean" / "hands.jsonl"
+    load_examples("clean")
+    records = [json.loads(line) for line in source.read_text().splitlines()][:40]
+    records[3]["players"][0]["won"] = "10000000000000000"
+    records[6]["players"][1]["stack_start"] = -(10**17)
+    records[9]["rake_cap"] = "99999999999999999999.00"
+    records[12]["point_value"] = "0000000000000000001.00"  # leading zeros: read, and right
+    records[15]["rake_rate"] = "1234567890"
+    lines = write_lines(tmp_path / "big.jsonl", [json.dumps(r) for r in records])
+    (tmp_path / "big.json").write_text(json.dumps(records))
+    as_text = json.loads(json.dumps(records))  # Parquet's column is text or a number
+    as_text[6]["players"][1]["stack_start"] = str(-(10**17))
+    pq.write_table(pa.Table.from_struct_array(pa.array(as_text)), tmp_path / "big.parquet")
+    for path in (lines, tmp_path / "big.json", tmp_path / "big.parquet"):
+        _, rejects, accounting = ingest(path)
+        assert sorted(str(q.hand_id) for q in rejects) == [
+            records[i]["hand_id"] for i in (3, 6, 9, 15)
+        ], path
+        assert {q.check for q in rejects} == {QuarantineCheck.schema}, path
+        assert accounting.verified == len(records) - 4, path
+
+
 def test_the_input_faults_of_the_examples_are_quarantined() -> None:
     faults = json.loads((EXAMPLES / "faults" / "faults.json").read_text())
     input_checks = {check.value for check in QuarantineCheck}  # every quarantine check
