@@ -1,6 +1,9 @@
 -- title: Divergence summary
 -- question: Which checks found divergences, at how many hands and tables, when, and for how much money?
 -- parameters: from_day, to_day (UTC dates, inclusive), table_id, player_id, variant
+-- rows: a check of the divergences, or a repeated hand id (duplicate_hand: an exact repeat of the record
+--   audited; conflicting_hand: a record of other content), counted apart; a repeat is quarantined, its
+--   hand the one audited, and it moves no money here.
 -- total: the last row, its check empty, is the whole result's (the same hand may diverge by several checks):
 --   divergences: the sum of the rows
 --   hands: distinct hands that diverged, by any check
@@ -23,6 +26,24 @@ WITH found AS (
       AND (getvariable('table_id') IS NULL OR d.table_id = getvariable('table_id'))
       AND (getvariable('variant') IS NULL OR h.variant = getvariable('variant'))
       AND (getvariable('player_id') IS NULL OR p.player_id = getvariable('player_id'))
+),
+repeats AS (  -- records of a hand id audited already, by the hand audited
+    SELECT q.hand_id, h.table_id, q."check", h.started_at
+    FROM quarantine q
+    JOIN hands h USING (hand_id)
+    WHERE q."check" IN ('duplicate_hand', 'conflicting_hand')
+      AND (getvariable('from_day') IS NULL OR h.day >= getvariable('from_day'))
+      AND (getvariable('to_day') IS NULL OR h.day <= getvariable('to_day'))
+      AND (getvariable('table_id') IS NULL OR h.table_id = getvariable('table_id'))
+      AND (getvariable('variant') IS NULL OR h.variant = getvariable('variant'))
+      AND (getvariable('player_id') IS NULL OR EXISTS (
+          SELECT 1 FROM players p
+          WHERE p.hand_id = q.hand_id AND p.player_id = getvariable('player_id')))
+),
+findings AS (
+    SELECT hand_id, table_id, "check", started_at, expected, recorded FROM found
+    UNION ALL
+    SELECT hand_id, table_id, "check", started_at, NULL, NULL FROM repeats
 ),
 hand_money AS (  -- what each hand's record is off by, each player and the rake once
     SELECT h.hand_id,
@@ -49,7 +70,7 @@ per_check AS (
                 THEN sum(abs(coalesce(TRY_CAST(expected AS DECIMAL(18,2)), 0)
                              - coalesce(TRY_CAST(recorded AS DECIMAL(18,2)), 0)))
            END AS money_difference
-    FROM found
+    FROM findings
     GROUP BY "check"
 ),
 money_per_check AS (
@@ -61,13 +82,14 @@ money_per_check AS (
     GROUP BY c."check"
 )
 SELECT * FROM (
-    SELECT c.*, m.net_difference, m.rake_difference
-    FROM per_check c JOIN money_per_check m USING ("check")
+    SELECT c.*, coalesce(m.net_difference, 0) AS net_difference,
+           coalesce(m.rake_difference, 0) AS rake_difference
+    FROM per_check c LEFT JOIN money_per_check m USING ("check")
     UNION ALL
     SELECT NULL, count(*), count(DISTINCT hand_id), count(DISTINCT table_id), min(started_at),
            max(started_at), NULL,
            (SELECT coalesce(sum(net_difference), 0) FROM hand_money),
            (SELECT coalesce(sum(rake_difference), 0) FROM hand_money)
-    FROM found
+    FROM findings
 )
 ORDER BY "check" IS NULL, divergences DESC, "check"

@@ -213,6 +213,7 @@ def _hands_table(batch: HandBatch, scored: Scored, findings: Findings) -> pa.Tab
             **boards,
             "status": pa.array(np.where(diverged, "diverged", "ok")),
             "source": hands.source,
+            "record_digest": hands.digest,
             **(_chinese_hands(batch) if scored.chinese is not None else {}),
             "rules": pa.DictionaryArray.from_arrays(
                 pa.array(hands.profile, pa.int32()), pa.array(batch.rules.names)

@@ -36,6 +36,7 @@ class Hands:
     has_rake_total: Flags
     has_settlements: Flags
     source: pa.Array
+    digest: pa.Array  # the SHA-256 of the record as read (ingest/digests.py)
     two_four: Flags  # chinese: scored 2-4 (else 1-6)
     surrender_points: Ints  # chinese
     game: Ints  # the index of the hand's game in pipeline.core.games.VARIANTS

@@ -29,6 +29,7 @@ from typing import Protocol, TypeVar
 import duckdb
 import pyarrow as pa
 
+from pipeline import __version__
 from pipeline.core.rules import RuleBook
 from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.helpers.encoding import macros_sql
@@ -43,10 +44,12 @@ from pipeline.storage.ledger import (
     connect,
     digest,
     require_version,
+    upgrade,
     why_not_written,
 )
 from pipeline.storage.profiles import merged_book, profile_rows, stored_book, table_rows
-from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
+from pipeline.storage.repeats import tell_repeats
+from pipeline.storage.store import DB_NAME, AuditStore, insert_rows
 from pipeline.storage.table_rules import QUARANTINE_APPEARANCES, check_table_rules
 
 F = TypeVar("F")
@@ -188,6 +191,7 @@ def append_to(
         con.execute("SET max_vacuum_tasks = 0")
         con.execute("BEGIN TRANSACTION")
         con.execute(macros_sql())  # an audit written before audits held them gains them
+        upgrade(con, f"handaudit {__version__} (an append)")
         try:
             summary = _append(run, fresh, con, db, stages, appender)
             appender.prepare(con)
@@ -266,7 +270,7 @@ def _append(
     with stages.stage("table rules"):
         new = f"(SELECT * FROM quarantine WHERE rowid > {quarantined})"
         con.execute(QUARANTINE_APPEARANCES.format(source=new))
-        con.execute(NAME_AUDITED_RECORDS.format(after=quarantined))
+        tell_repeats(con, run.accounting, quarantined)
         check_table_rules(store, _SCOPE.format(after=after))
     summary = summarize(con, run, db, _NEW)
     summary.appended = _ledger_counts(con, run, store.requarantined)

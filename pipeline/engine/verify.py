@@ -27,7 +27,8 @@ from pipeline.storage.ledger import (
     writer_lock,
 )
 from pipeline.storage.profiles import profile_rows, table_rows
-from pipeline.storage.store import DB_NAME, NAME_AUDITED_RECORDS, AuditStore, insert_rows
+from pipeline.storage.repeats import tell_repeats
+from pipeline.storage.store import DB_NAME, AuditStore, insert_rows
 from pipeline.storage.table_rules import QUARANTINE_APPEARANCES, check_table_rules
 
 
@@ -83,7 +84,8 @@ def _verify(
             insert_rows(store.con, "rule_tables", table_rows(run.book))
             with stages.stage("table rules"):
                 store.query(QUARANTINE_APPEARANCES.format(source="quarantine"))
-                store.query(NAME_AUDITED_RECORDS.format(after=-1))
+                store.flush()
+                tell_repeats(store.con, run.accounting)
                 check_table_rules(store)
             summary = summarize(store.con, run, store.final)
             summary.files_repeated = run.files_skipped

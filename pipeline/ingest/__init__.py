@@ -42,6 +42,14 @@ class Accounting:
         for q in rejects:
             self.by_check[q.check.value] = self.by_check.get(q.check.value, 0) + 1
 
+    def retell(self, check: QuarantineCheck, now: QuarantineCheck, n: int) -> None:
+        """`n` records counted under `check` told as `now` (repeats found to conflict)."""
+        if n:
+            self.by_check[check.value] -= n
+            self.by_check[now.value] = self.by_check.get(now.value, 0) + n
+            if not self.by_check[check.value]:
+                del self.by_check[check.value]
+
     def merge(self, other: Accounting) -> None:
         """Another part of the run's counts (a Spark unit's) added to these."""
         self.read += other.read
@@ -66,7 +74,7 @@ def decode(block: FilePart, threads: bool = True) -> Decoded:
     if isinstance(block, RowGroupsBlock):
         return concat([decode(part, threads) for part in block.read(threads)])
     if isinstance(block, Quarantined):
-        return Decoded(schema().empty_table(), [], [], [block])
+        return Decoded(schema().empty_table(), [], [], [], [block])
     if isinstance(block, LinesBlock):
         return decode_lines(block, threads)
     if isinstance(block, ObjectsBlock):

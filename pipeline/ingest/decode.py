@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ import pyarrow.json as pj
 from pydantic import ValidationError
 
 from pipeline.helpers.columns import Leaf, at_path, leaves, map_leaves, whole
+from pipeline.ingest.digests import Texts, canonical_rows, column_digests, digests_of
 from pipeline.ingest.hand_history import (
     MONEY_DIGITS,
     MONEY_SCALE,
@@ -73,11 +73,13 @@ _BARE_AMOUNT = re.compile(rb'("(?:' + _AMOUNT_KEYS + rb')"\s*:\s*)(-?[0-9][0-9.e
 
 @dataclass(frozen=True)
 class Decoded:
-    """Records in the canonical schema, each with its source and raw text, and the rejects."""
+    """Records in the canonical schema, each with its source, raw text and digest
+    (`digests.py`), and the rejects."""
 
     table: pa.Table
     sources: list[str]
     raws: Sequence[bytes | str]
+    digests: list[str]
     quarantined: list[Quarantined]
 
 
@@ -127,14 +129,13 @@ def hand_id_of(record: Any) -> str | None:
     return hand_id if isinstance(hand_id, str) else None
 
 
-def _parsed(source: str, text: bytes | str, raw: bytes | str) -> Any:
+def _parsed(source: str, text: bytes | str, raw: bytes | str, digest: str) -> Any:
     """A JSON record's value, or a quarantine row (with its `raw` text) saying why it is none."""
     try:
         return loads(text)
     except UnicodeDecodeError:
-        return Quarantined(
-            source, None, QuarantineCheck.unreadable, f"{source} is not UTF-8 text", raw_text(raw)
-        )
+        why = f"{source} is not UTF-8 text"
+        return Quarantined(source, None, QuarantineCheck.unreadable, why, raw_text(raw), digest)
     except (ValueError, RecursionError) as error:
         why = error.msg if hasattr(error, "msg") else "nested too deep"
         return Quarantined(
@@ -143,10 +144,11 @@ def _parsed(source: str, text: bytes | str, raw: bytes | str) -> Any:
             QuarantineCheck.unreadable,
             f"{source} is not valid JSON ({why})",
             raw_text(raw),
+            digest,
         )
 
 
-def _judged(source: str, record: Any, raw: bytes | str) -> Hand | Quarantined:
+def _judged(source: str, record: Any, raw: bytes | str, digest: str) -> Hand | Quarantined:
     """A record as the models read it, or a quarantine row with their words."""
     if not isinstance(record, dict):
         return Quarantined(
@@ -155,6 +157,7 @@ def _judged(source: str, record: Any, raw: bytes | str) -> Hand | Quarantined:
             QuarantineCheck.schema,
             f"{source}: a hand record is a JSON object, not {type(record).__name__}",
             raw_text(raw),
+            digest,
         )
     try:
         return Hand.model_validate(record)
@@ -165,28 +168,37 @@ def _judged(source: str, record: Any, raw: bytes | str) -> Hand | Quarantined:
             QuarantineCheck.schema,
             f"{source}: {schema_message(error)}",
             raw_text(raw),
+            digest,
         )
 
 
 def record_by_record(
-    sources: list[str], records: list[Any], raws: list[bytes | str], parsed: bool
+    sources: list[str],
+    records: list[Any],
+    raws: Sequence[bytes | str],
+    parsed: bool,
+    digests: list[str] | None = None,
 ) -> Decoded:
-    """Record by record: parse (unless `parsed`), validate with the models, keep or reject."""
+    """Record by record: parse (unless `parsed`), validate with the models, keep or reject.
+    `digests`: the records' own, when their raws are not their bytes (Parquet's rows)."""
+    digests = digests_of(raws) if digests is None else digests
     keep: list[dict[str, Any]] = []
     keep_sources: list[str] = []
     keep_raws: list[bytes | str] = []
+    keep_digests: list[str] = []
     rejects: list[Quarantined] = []
-    for source, record, raw in zip(sources, records, raws, strict=True):
-        value = record if parsed else _parsed(source, record, raw)
-        hand = value if isinstance(value, Quarantined) else _judged(source, value, raw)
+    for source, record, raw, digest in zip(sources, records, raws, digests, strict=True):
+        value = record if parsed else _parsed(source, record, raw, digest)
+        hand = value if isinstance(value, Quarantined) else _judged(source, value, raw, digest)
         if isinstance(hand, Quarantined):
             rejects.append(hand)
             continue
         keep.append(hand.model_dump())
         keep_sources.append(source)
         keep_raws.append(raw)
+        keep_digests.append(digest)
     table = pa.Table.from_pylist(keep, schema=schema())
-    return Decoded(table, keep_sources, keep_raws, rejects)
+    return Decoded(table, keep_sources, keep_raws, keep_digests, rejects)
 
 
 @dataclass(frozen=True)
@@ -254,6 +266,7 @@ def concat(parts: list[Decoded]) -> Decoded:
         pa.concat_tables([p.table for p in parts]),
         [s for p in parts for s in p.sources],
         [r for p in parts for r in p.raws],
+        [d for p in parts for d in p.digests],
         [q for p in parts for q in p.quarantined],
     )
 
@@ -261,6 +274,7 @@ def concat(parts: list[Decoded]) -> Decoded:
 def decode_lines(block: LinesBlock, threads: bool = True) -> Decoded:
     sources = [f"{block.path}:{n}" for n in block.line_numbers]
     raws: Sequence[bytes | str] = _BlockLines(block) if block.originals is None else block.originals
+    digests = digests_of(raws)
 
     def text(lo: int, hi: int) -> bytes:
         all_of_it = lo == 0 and hi == len(sources)
@@ -268,10 +282,10 @@ def decode_lines(block: LinesBlock, threads: bool = True) -> Decoded:
 
     def one_by_one(lo: int, hi: int) -> Decoded:
         return record_by_record(
-            sources[lo:hi], list(block.lines[lo:hi]), list(raws[lo:hi]), parsed=False
+            sources[lo:hi], list(block.lines[lo:hi]), raws[lo:hi], False, digests[lo:hi]
         )
 
-    return _columnar(text, sources, raws, one_by_one, threads)
+    return _columnar(text, sources, raws, digests, one_by_one, threads)
 
 
 def decode_objects(block: ObjectsBlock, threads: bool = True) -> Decoded:
@@ -280,14 +294,15 @@ def decode_objects(block: ObjectsBlock, threads: bool = True) -> Decoded:
     block takes the columnar path; the objects it cannot take go one by one."""
     lines = [raw.replace("\n", " ").replace("\r", " ").encode() for raw in block.raws]
     raws: list[bytes | str] = list(block.raws)
+    digests = digests_of(raws)
 
     def one_by_one(lo: int, hi: int) -> Decoded:
         return record_by_record(
-            block.sources[lo:hi], block.records[lo:hi], raws[lo:hi], parsed=True
+            block.sources[lo:hi], block.records[lo:hi], raws[lo:hi], True, digests[lo:hi]
         )
 
     return _columnar(
-        lambda lo, hi: b"\n".join(lines[lo:hi]), block.sources, raws, one_by_one, threads
+        lambda lo, hi: b"\n".join(lines[lo:hi]), block.sources, raws, digests, one_by_one, threads
     )
 
 
@@ -295,6 +310,7 @@ def _columnar(
     text: Callable[[int, int], bytes],
     sources: list[str],
     raws: Sequence[bytes | str],
+    digests: list[str],
     one_by_one: Callable[[int, int], Decoded],
     threads: bool,
 ) -> Decoded:
@@ -307,7 +323,7 @@ def _columnar(
     the models would not read goes `one_by_one` too.
     """
     if not sources:
-        return Decoded(schema().empty_table(), [], [], [])
+        return Decoded(schema().empty_table(), [], [], [], [])
     pieces: list[tuple[int, int, pa.Table]] = []  # lines Arrow read, in order
     alone: list[tuple[int, int]] = []  # lines to read one by one
     # Lines still to read, in order (a stack: no recursion, no cycles): from, to, and how
@@ -340,7 +356,10 @@ def _columnar(
         keep = np.ones(len(lines), dtype=bool)
         keep[bad] = False
         table, lines = table.filter(pa.array(keep)), lines[keep]
-    return concat(_in_order(table.cast(schema()), lines, sorted(alone), sources, raws, one_by_one))
+    ordered = _in_order(
+        table.cast(schema()), lines, sorted(alone), sources, raws, digests, one_by_one
+    )
+    return concat(ordered)
 
 
 def _in_order(
@@ -349,6 +368,7 @@ def _in_order(
     alone: list[tuple[int, int]],
     sources: list[str],
     raws: Sequence[bytes | str],
+    digests: list[str],
     one_by_one: Callable[[int, int], Decoded],
 ) -> list[Decoded]:
     """The rows Arrow read (`table`, from `lines`) and the lines read one by one
@@ -359,8 +379,10 @@ def _in_order(
         until = int(np.searchsorted(lines, lo))
         if until > row:
             first, last = int(lines[row]), int(lines[until - 1]) + 1
-            own = raws if (first, last) == (0, len(sources)) else raws[first:last]
-            parts.append(Decoded(table.slice(row, until - row), sources[first:last], own, []))
+            whole_block = (first, last) == (0, len(sources))
+            own = raws if whole_block else raws[first:last]
+            part = table.slice(row, until - row)
+            parts.append(Decoded(part, sources[first:last], own, digests[first:last], []))
             row = until
         if lo < hi:
             parts.append(one_by_one(lo, hi))
@@ -413,22 +435,38 @@ def decode_arrow(block: ArrowBlock) -> Decoded:
     """Parquet rows cast to the canonical schema, amounts written as text checked first; the
     rows that do not cast (or hold an amount the models would not read) go record by record."""
     batch = block.batch
-    sources = [f"{block.path}:row {block.first_row + i}" for i in range(batch.num_rows)]
+    rows = _Rows(
+        [f"{block.path}:row {block.first_row + i}" for i in range(batch.num_rows)],
+        Texts(texts := canonical_rows(batch)),
+        column_digests(texts),
+    )
     parts, start = [], 0
     for row in [*_rows_with_bad_amounts(batch), batch.num_rows]:
         if row > start:
             parts.append(
-                _cast_or_record_by_record(batch.slice(start, row - start), sources[start:row])
+                _cast_or_record_by_record(batch.slice(start, row - start), rows[start:row])
             )
         if row < batch.num_rows:
-            parts.append(_careful_rows(batch.slice(row, 1), sources[row : row + 1]))
+            parts.append(_careful_rows(batch.slice(row, 1), rows[row : row + 1]))
         start = row + 1
     if len(parts) > 1:  # as one table: dictionaries read plainly, as the record-by-record path does
         parts = [dataclasses.replace(p, table=p.table.cast(schema())) for p in parts]
-    return concat(parts) if parts else _cast_or_record_by_record(batch, sources)
+    return concat(parts) if parts else _cast_or_record_by_record(batch, rows)
 
 
-def _cast_or_record_by_record(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> Decoded:
+@dataclass(frozen=True)
+class _Rows:
+    """Parquet rows' sources, canonical texts (their raws) and digests."""
+
+    sources: list[str]
+    raws: Texts
+    digests: list[str]
+
+    def __getitem__(self, rows: slice) -> _Rows:
+        return _Rows(self.sources[rows], self.raws[rows], self.digests[rows])
+
+
+def _cast_or_record_by_record(batch: pa.Table | pa.RecordBatch, rows: _Rows) -> Decoded:
     """Rows whose amounts are fine: cast to the canonical schema, or if they do not cast
     (a type the models would read otherwise), record by record."""
     present = {f.name: f.type for f in batch.schema}
@@ -444,9 +482,9 @@ def _cast_or_record_by_record(batch: pa.Table | pa.RecordBatch, sources: list[st
         ]
         fields = [f.with_type(c.type) for f, c in zip(schema(), columns, strict=True)]
         table = pa.Table.from_arrays(columns, schema=pa.schema(fields))
-        return Decoded(table, sources, [None] * batch.num_rows, [])  # type: ignore[list-item]
+        return Decoded(table, rows.sources, rows.raws, rows.digests, [])
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return _careful_rows(batch, sources)
+        return _careful_rows(batch, rows)
 
 
 def _utc(column: pa.Array) -> pa.Array:
@@ -457,7 +495,5 @@ def _utc(column: pa.Array) -> pa.Array:
     return column
 
 
-def _careful_rows(batch: pa.Table | pa.RecordBatch, sources: list[str]) -> Decoded:
-    records = batch.to_pylist()
-    raws: list[bytes | str] = [json.dumps(r, default=str) for r in records]
-    return record_by_record(sources, records, raws, parsed=True)
+def _careful_rows(batch: pa.Table | pa.RecordBatch, rows: _Rows) -> Decoded:
+    return record_by_record(rows.sources, batch.to_pylist(), rows.raws, True, rows.digests)

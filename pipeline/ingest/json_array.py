@@ -320,7 +320,7 @@ def document_blocks(name: str, stream: IO[bytes]) -> Iterator[ObjectsBlock | Qua
                 break
             if not in_array and not isinstance(record, dict):
                 what = "holds a JSON value that is neither an array of hands nor a hand object"
-                yield unreadable(f"{name}:{line}", what, raw.encode())
+                yield unreadable(f"{name}:{line}", what, raw.encode(), record=True)
                 continue
             sources.append(f"{name}:{line}")
             records.append(record)

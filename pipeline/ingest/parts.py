@@ -3,6 +3,7 @@ where each came from, in bounded pieces, and the quarantine row of what cannot b
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,8 +78,14 @@ class ArrowBlock:
     batch: pa.RecordBatch | pa.Table
 
 
-def unreadable(source: str, what: str, raw: bytes | None = None) -> Quarantined:
-    return Quarantined(source, None, QuarantineCheck.unreadable, f"{source} {what}", raw_text(raw))
+def unreadable(
+    source: str, what: str, raw: bytes | None = None, record: bool = False
+) -> Quarantined:
+    """What cannot be read at `source`, with the text there (`raw`); `record`: that text is
+    one whole record's, whose digest is kept."""
+    digest = hashlib.sha256(raw).hexdigest() if record and raw is not None else None
+    why = f"{source} {what}"
+    return Quarantined(source, None, QuarantineCheck.unreadable, why, raw_text(raw), digest)
 
 
 def records_in_block(ends: npt.NDArray[np.int64], start: int) -> int:

@@ -18,7 +18,8 @@ class QuarantineCheck(StrEnum):
     joker = "joker"
     duplicate_card = "duplicate_card"
     setting = "setting"
-    duplicate_hand = "duplicate_hand"
+    duplicate_hand = "duplicate_hand"  # a hand id read before, the record's bytes the same
+    conflicting_hand = "conflicting_hand"  # a hand id read before, with other content
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Quarantined:
     check: QuarantineCheck
     message: str
     raw: str | None
+    digest: str | None = None  # the SHA-256 of the record's bytes (`digests.py`), if any
 
 
 def raw_text(raw: bytes | str | None, limit: int = 1 << 20) -> str | None:

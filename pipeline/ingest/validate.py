@@ -7,7 +7,6 @@ flags), the game rules (`game_rules.py`), and hand ids read before.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -60,25 +59,24 @@ def validate(
     failed |= _read_before(decoded, table, keep, ~failed, seen, quarantined)
     passed = np.flatnonzero(~failed)
     if len(passed) == table.num_rows:  # every record the schema passed is verified
-        sources = decoded.sources if len(keep) == len(decoded.sources) else _at(decoded, keep)
-        return to_batches(table, list(sources), cards), quarantined
+        return to_batches(table, _origins(decoded, keep), cards), quarantined
     table = table.take(pa.array(passed))
-    return to_batches(table, _at(decoded, keep[passed]), HandCards.read(table, book)), quarantined
+    origins = _origins(decoded, keep[passed])
+    return to_batches(table, origins, HandCards.read(table, book)), quarantined
 
 
-def _at(decoded: Decoded, rows: npt.NDArray[np.int64]) -> list[str]:
-    return [decoded.sources[i] for i in rows]
+# Each record's source and digest.
+Origins = tuple[list[str], list[str]]
+
+
+def _origins(decoded: Decoded, rows: npt.NDArray[np.int64]) -> Origins:
+    if len(rows) == len(decoded.sources):
+        return list(decoded.sources), list(decoded.digests)
+    return [decoded.sources[i] for i in rows], [decoded.digests[i] for i in rows]
 
 
 def _record(table: pa.Table, i: int) -> dict[str, Any]:
     return table.slice(i, 1).to_pylist()[0]
-
-
-def _raw(decoded: Decoded, i: int) -> str | None:
-    raw = decoded.raws[i]
-    if raw is None:
-        return raw_text(json.dumps(_record(decoded.table, i), default=str))
-    return raw_text(raw)
 
 
 def _reject(
@@ -86,8 +84,9 @@ def _reject(
 ) -> Quarantined:
     """Record `i` of the block quarantined by `check`, the message naming where it was."""
     where = f"{decoded.sources[i]} (hand {hand_id})" if name_hand else decoded.sources[i]
+    raw, digest = raw_text(decoded.raws[i]), decoded.digests[i]
     return Quarantined(
-        decoded.sources[i], hand_id, QuarantineCheck(check), f"{where}: {why}", _raw(decoded, i)
+        decoded.sources[i], hand_id, QuarantineCheck(check), f"{where}: {why}", raw, digest
     )
 
 
@@ -155,29 +154,28 @@ def _read_before(
     return repeated
 
 
-def to_batches(table: pa.Table, sources: list[str], cards: HandCards) -> list[hb.HandBatch]:
+def to_batches(table: pa.Table, origins: Origins, cards: HandCards) -> list[hb.HandBatch]:
     """Validated records as one batch per layout of rows and boards, in the order of
     LAYOUTS (a block of one game, the usual case, is one batch as it is)."""
     layout = per_game(lambda g: list(LAYOUTS).index(g.layout))[cards.game]
     present = np.unique(layout)
     if len(present) == 1:
-        return [to_batch(table, sources, cards, list(LAYOUTS.values())[present[0]])]
+        return [to_batch(table, origins, cards, list(LAYOUTS.values())[present[0]])]
     batches = []
     for code in present:
         rows = np.flatnonzero(layout == code)
         part = table.take(pa.array(rows))
         game = list(LAYOUTS.values())[code]
-        batches.append(
-            to_batch(part, [sources[i] for i in rows], HandCards.read(part, cards.book), game)
-        )
+        own = ([origins[0][i] for i in rows], [origins[1][i] for i in rows])
+        batches.append(to_batch(part, own, HandCards.read(part, cards.book), game))
     return batches
 
 
-def to_batch(table: pa.Table, sources: list[str], cards: HandCards, game: Variant) -> hb.HandBatch:
+def to_batch(table: pa.Table, origins: Origins, cards: HandCards, game: Variant) -> hb.HandBatch:
     """Columns of validated records of one layout (every check above holds for every row)."""
     players, _ = children(table["players"])
     return hb.HandBatch(
-        hands=_hands(table, sources, cards),
+        hands=_hands(table, origins, cards),
         game=game,
         boards=_boards(cards, game),
         players=_players(players, cards, game),
@@ -204,7 +202,7 @@ def _boards(cards: HandCards, game: Variant) -> hb.Codes:
     return out
 
 
-def _hands(table: pa.Table, sources: list[str], cards: HandCards) -> hb.Hands:
+def _hands(table: pa.Table, origins: Origins, cards: HandCards) -> hb.Hands:
     variant = whole(table["variant"])
     return hb.Hands(
         hand_id=whole(table["hand_id"]),
@@ -219,7 +217,8 @@ def _hands(table: pa.Table, sources: list[str], cards: HandCards) -> hb.Hands:
         rake_total=unscaled(table["rake_total"]),
         has_rake_total=~is_null(whole(table["rake_total"])),
         has_settlements=~is_null(whole(table["settlements"])),
-        source=pa.array(sources, type=pa.string()),
+        source=pa.array(origins[0], type=pa.string()),
+        digest=pa.array(origins[1], type=pa.string()),
         two_four=np.where(  # a hand's own method, else its profile's (house-rules.md 1)
             is_null(whole(table["scoring"])),
             cards.book.chinese.two_four[cards.profile],

@@ -25,8 +25,19 @@ class ExplainError(AuditError):
 _BOARDS = ", ".join(f"board_{b + 1}" for b in range(LAYOUT.boards))
 _HAND = (
     "SELECT table_id, hand_no, started_at, variant, point_value, rake_rate, rake_cap, "
-    f"rake_total, recorded_rake_total, source, scoring, {_BOARDS} FROM hands WHERE hand_id = ?"
+    f"rake_total, recorded_rake_total, source, {{digest}}, scoring, {_BOARDS} "
+    "FROM hands WHERE hand_id = ?"
 )
+
+
+def _digest_column(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """The record digest of `table`'s rows, NULL in an audit written before they were kept."""
+    found = con.execute(
+        "SELECT count(*) FROM information_schema.columns "
+        "WHERE table_name = ? AND column_name = 'record_digest'",
+        [table],
+    ).fetchall()
+    return "record_digest" if found and found[0][0] else "NULL AS record_digest"
 
 
 def _records(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[dict[str, Any]]:
@@ -39,7 +50,7 @@ def _records(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[
 def explain(db: Path, hand_id: str) -> str:
     """The hand's settings and row values, its pairs, its players and its divergences."""
     with open_audit(db) as con:
-        found = _records(con, _HAND, hand_id)
+        found = _records(con, _HAND.format(digest=_digest_column(con, "hands")), hand_id)
         if not found:
             return _not_audited(con, db, hand_id)
         hand = found[0]
@@ -56,14 +67,18 @@ def explain(db: Path, hand_id: str) -> str:
 
 
 def _not_audited(con: duckdb.DuckDBPyConnection, db: Path, hand_id: str) -> str:
+    digest = _digest_column(con, "quarantine")
     quarantined = con.execute(
-        'SELECT "check", message FROM quarantine WHERE hand_id = ?', [hand_id]
+        f'SELECT "check", message, {digest} FROM quarantine WHERE hand_id = ?', [hand_id]
     ).fetchall()
     if not quarantined:
         raise ExplainError(f"The hand {quoted(hand_id)} is not in {db}.")
     return "\n".join(
         [f"{visible(hand_id)} was quarantined, not audited:"]
-        + [f"  {c}: {visible(m)}" for c, m in quarantined]
+        + [
+            f"  {c}: {visible(m)}" + (f"\n    record SHA-256 {d}" if d else "")
+            for c, m, d in quarantined
+        ]
     )
 
 
@@ -81,6 +96,7 @@ def _heading(hand_id: str, hand: dict[str, Any], boards: list[str | None]) -> st
         f"{_rate_text(hand['rake_rate'])} capped at {hand['rake_cap']})\n"
         f"table {visible(hand['table_id'])}, hand {hand['hand_no']}, "
         f"{hand['started_at']:%Y-%m-%d %H:%M:%S} UTC, from {visible(hand['source'])}"
+        + (f"\nrecord SHA-256 {hand['record_digest']}" if hand["record_digest"] else "")
         + (f"\n\n{shown}" if shown else "")
     )
 

@@ -35,8 +35,9 @@ from pipeline.storage.files import leftovers
 # What the audit's tables look like; an append refuses an audit of another version.
 # 1: before versions were recorded; 2: runs keep the mode and the inputs' digests, and
 # quarantined records keep their players for the table rules; 3: each settlement says
-# how it was decided.
-SCHEMA_VERSION = 4
+# how it was decided; 4: hands keep their house-rules profile; 5: hands and quarantined
+# records keep the digest of their record.
+SCHEMA_VERSION = 5
 # An append checkpoints once, after its commit: DuckDB is not to do it at the commit.
 NO_AUTOMATIC_CHECKPOINT = "1000GB"
 
@@ -94,9 +95,29 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     return int(version[0]) if version and version[0] is not None else 1
 
 
+# What an append adds to an audit of an older version to bring it to this one (in the
+# append's transaction): version 4 kept no record digests (its rows keep none).
+UPGRADES = {
+    4: (
+        "ALTER TABLE hands ADD COLUMN record_digest VARCHAR",
+        "ALTER TABLE quarantine ADD COLUMN record_digest VARCHAR",
+    ),
+}
+
+
+def upgrade(con: duckdb.DuckDBPyConnection, written_by: str) -> None:
+    """Bring an audit of a version in UPGRADES to this one, and say so in `audit_info`."""
+    version = schema_version(con)
+    while version in UPGRADES:
+        for statement in UPGRADES[version]:
+            con.execute(statement)
+        version += 1
+        con.execute("INSERT INTO audit_info VALUES (?, ?)", [version, written_by])
+
+
 def require_version(con: duckdb.DuckDBPyConnection, db: Path) -> None:
     version = schema_version(con)
-    if version != SCHEMA_VERSION:
+    if version != SCHEMA_VERSION and version not in UPGRADES:
         raise LedgerError(
             f"The audit {db} was written by another version of handaudit (its tables are "
             f"version {version}; this handaudit appends to version {SCHEMA_VERSION}). Audit "

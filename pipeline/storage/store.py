@@ -25,10 +25,11 @@ from pipeline.helpers.errors import AuditError
 from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.packing import CARDS, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
-from pipeline.ingest.quarantine import QuarantineCheck, Quarantined
+from pipeline.ingest.quarantine import Quarantined
 from pipeline.storage.connection import connected, is_locked, writer_config
 from pipeline.storage.files import DB_NAME, log_of, partial_db, spill_dir
 from pipeline.storage.ledger import SCHEMA_VERSION
+from pipeline.storage.repeats import tell_repeats
 from pipeline.storage.stored import COLUMNS, PUBLISHED
 from pipeline.storage.table_rules import QUARANTINE_APPEARANCES
 
@@ -53,16 +54,6 @@ ROW_GROUP = 122_880
 FLUSH_ROWS = 4 * ROW_GROUP
 # Threads inserting buffered tables while the audit goes on.
 INSERT_THREADS = 2
-
-
-# A repeated hand's quarantine row names the record that was audited (rows after
-# `after` in the quarantine, by DuckDB's rowid: those of the run being stored).
-NAME_AUDITED_RECORDS = """
-UPDATE quarantine SET message = message || ': the one from ' || h.source
-FROM hands h
-WHERE quarantine.hand_id = h.hand_id AND quarantine."check" = '{duplicate}'
-  AND quarantine.rowid > {after}
-""".replace("{duplicate}", QuarantineCheck.duplicate_hand.value)
 
 
 def _row_places(layout: Variant) -> str:
@@ -138,6 +129,7 @@ def quarantine_table(rows: list[Quarantined]) -> pa.Table:
             "check": pa.array([q.check.value for q in rows], pa.string()),
             "message": pa.array([q.message for q in rows], pa.string()),
             "raw": pa.array([q.raw for q in rows], pa.string()),
+            "record_digest": pa.array([q.digest for q in rows], pa.string()),
         }
     )
 
@@ -400,6 +392,7 @@ class ParquetLoad:
         self.store = AuditStore(out_dir)
         self.store.flush(done=True)  # DuckDB reads the Parquet files on every core
         self.derived = False
+        self.conflicting = 0  # the repeats with other content, once derived
 
     def load(self, name: str, files: list[str]) -> None:
         """The rows of `files` (paths or globs) into table `name`."""
@@ -415,11 +408,11 @@ class ParquetLoad:
 
     def derive(self) -> duckdb.DuckDBPyConnection:
         """Once every table is loaded: what the audit derives from them (the quarantined
-        records' appearances, and the record each repeated hand's quarantine row names);
-        the connection, to read the tables as they will be published."""
+        records' appearances, and the repeated hands told apart, `repeats.py`); the
+        connection, to read the tables as they will be published."""
         if not self.derived:
             self.store.con.execute(QUARANTINE_APPEARANCES.format(source="quarantine"))
-            self.store.con.execute(NAME_AUDITED_RECORDS.format(after=-1))
+            self.conflicting = tell_repeats(self.store.con, None)
             self.derived = True
         return self.store.con
 

@@ -49,8 +49,8 @@ STORED: tuple[StoredTable, ...] = (
         variant VARCHAR, currency VARCHAR, point_value {MONEY}, rake_rate DECIMAL(18,9),
         rake_cap {MONEY}, n_players BIGINT, rake_total {MONEY}, recorded_rake_total {MONEY},
         {", ".join(f"board_{b + 1} VARCHAR" for b in range(LAYOUT.boards))},
-        status VARCHAR, source VARCHAR, scoring VARCHAR, surrender_points BIGINT,
-        fantasyland_rule BOOLEAN, rules VARCHAR""",
+        status VARCHAR, source VARCHAR, record_digest VARCHAR, scoring VARCHAR,
+        surrender_points BIGINT, fantasyland_rule BOOLEAN, rules VARCHAR""",
         by_day=True,
         published_as="hands",
     ),
@@ -127,7 +127,8 @@ STORED: tuple[StoredTable, ...] = (
     ),
     StoredTable(
         "quarantine",
-        'source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR',
+        'source VARCHAR, hand_id VARCHAR, "check" VARCHAR, message VARCHAR, raw VARCHAR, '
+        "record_digest VARCHAR",
         published_as="quarantine",
     ),
     # The players of quarantined records as far as their JSON reads, for the table rules

@@ -17,15 +17,19 @@ from tests.conftest import EXAMPLES
 
 # What each report's total row must be, asked of the audit's tables directly (not of the
 # report's SQL). {where} narrows to the hands a filter keeps.
+REPEATED = (
+    "\"check\" IN ('duplicate_hand', 'conflicting_hand') AND hand_id IN (SELECT hand_id FROM hands)"
+)
+FOUND = f"(SELECT hand_id FROM divergences UNION SELECT hand_id FROM quarantine WHERE {REPEATED})"
 DIRECT: dict[str, dict[str, str]] = {
     "divergence_summary": {
-        "divergences": "SELECT count(*) FROM divergences",
-        "hands": "SELECT count(DISTINCT hand_id) FROM divergences",
-        "tables": "SELECT count(DISTINCT table_id) FROM divergences",
-        "first_seen": "SELECT min(started_at) FROM hands WHERE hand_id IN "
-        "(SELECT hand_id FROM divergences)",
-        "last_seen": "SELECT max(started_at) FROM hands WHERE hand_id IN "
-        "(SELECT hand_id FROM divergences)",
+        # The divergences, and the repeated records of audited hands, counted apart.
+        "divergences": "SELECT (SELECT count(*) FROM divergences) + (SELECT count(*) FROM "
+        f"quarantine WHERE {REPEATED})",
+        "hands": f"SELECT count(DISTINCT hand_id) FROM {FOUND}",
+        "tables": f"SELECT count(DISTINCT table_id) FROM hands WHERE hand_id IN {FOUND}",
+        "first_seen": f"SELECT min(started_at) FROM hands WHERE hand_id IN {FOUND}",
+        "last_seen": f"SELECT max(started_at) FROM hands WHERE hand_id IN {FOUND}",
         "net_difference": "SELECT sum(abs(net - recorded_net)) FROM players WHERE hand_id IN "
         "(SELECT hand_id FROM divergences)",
         "rake_difference": "SELECT sum(abs(h.rake_total - coalesce(h.recorded_rake_total, "

@@ -66,6 +66,13 @@ def test_player_ledger_reproduces_every_recorded_net(clean_db: Path) -> None:
 def test_divergence_summary_counts_match_the_divergences(faults_db: Path) -> None:
     with duckdb.connect(str(faults_db), read_only=True) as con:
         want = dict(con.execute('SELECT "check", count(*) FROM divergences GROUP BY 1').fetchall())
+        # And the repeated hand ids, quarantined, each kind apart.
+        repeats = con.execute(
+            'SELECT "check", count(*) FROM quarantine WHERE "check" IN '
+            "('duplicate_hand', 'conflicting_hand') GROUP BY 1"
+        ).fetchall()
+    assert dict(repeats) == {"duplicate_hand": 1}  # the faulty set's exact repeat
+    want |= dict(repeats)
     rows = report_json(faults_db, "divergence_summary")["rows"]
     assert isinstance(rows, list)
     assert {r["check"]: r["divergences"] for r in rows} == want

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.json
 import pyarrow.parquet as pq
+import pytest
 
 from pipeline.core.batch import Streets
 from pipeline.ingest import decode
@@ -24,6 +27,8 @@ from pipeline.ingest.sources import dictionary_columns, read_blocks
 from tests.conftest import EXAMPLES, ROOT, load_examples
 from tests.unit.ingest.helpers import ingest, write_lines
 
+# The module itself (the package's `decode` is a function of the same name).
+decode_module = sys.modules[decode_lines.__module__]
 SCHEMA_FILE = ROOT / "schemas" / "hand-history.schema.json"
 
 
@@ -47,7 +52,7 @@ def digest(batches: list[Any]) -> dict[str, list[Any]]:
                 for key, inner in (column.items() if isinstance(column, dict) else [("", column)])
             }
             for name, column in columns.items():
-                if name == "source":
+                if name in ("source", "digest"):  # where, and the bytes: the format's own
                     continue
                 as_list = (
                     column.to_pylist()
@@ -102,8 +107,10 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
 
     want = digest(ingest(source)[0])
     assert len(want["hands.hand_no"]) == 120
+    digests = {}
     for name in ("a.json", "b.jsonl.gz", "c.json.gz", "d.parquet", "e.parquet", "f.parquet"):
         batches, rejects, _ = ingest(tmp_path / name)
+        digests[name] = [d for b in batches for d in b.hands.digest.to_pylist()]
         assert rejects == [], (name, rejects[:1])
         got = digest(batches)
         if name == "e.parquet":  # sitting_out was left out of that file
@@ -112,6 +119,14 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
         else:
             expected = want
         assert got == expected, name
+    # Each record's digest: its bytes as read (a line, decompressed; an object of an array),
+    # or a Parquet row's canonical JSON, whatever the file's encodings and row groups.
+    lines_digests = [hashlib.sha256(line.encode()).hexdigest() for line in lines]
+    assert sorted(digests["b.jsonl.gz"]) == sorted(lines_digests)
+    objects = [hashlib.sha256(json.dumps(r).encode()).hexdigest() for r in records]
+    assert sorted(digests["c.json.gz"]) == sorted(objects)
+    assert digests["d.parquet"] == digests["f.parquet"]
+    assert set(digests["d.parquet"]).isdisjoint(digests["e.parquet"])
 
 
 def _shapes(source: Path, out: Path) -> dict[str, Path]:
@@ -143,19 +158,37 @@ def _shapes(source: Path, out: Path) -> dict[str, Path]:
     return {name: out / f"{name}.parquet" for name in names}
 
 
-def test_parquet_of_every_ordinary_shape_reads_as_json_lines_do(tmp_path: Path) -> None:
+@pytest.fixture
+def careful(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sources of the records read one by one through the models, as they are read."""
+    seen: list[str] = []
+    real = decode_module.record_by_record
+
+    def counted(sources: list[str], *args: Any, **kwargs: Any) -> Any:
+        seen.extend(sources)
+        return real(sources, *args, **kwargs)
+
+    monkeypatch.setattr(decode_module, "record_by_record", counted)
+    return seen
+
+
+def test_parquet_of_every_ordinary_shape_reads_as_json_lines_do(
+    tmp_path: Path, careful: list[str]
+) -> None:
     source = EXAMPLES / "clean" / "hands.jsonl"
     load_examples("clean")
     want = digest(ingest(source)[0])
     for name, path in _shapes(source, tmp_path).items():
         decoded = [decode(block) for block in read_blocks(path)]
         # Columnar all the way: no record went through the models one by one.
-        assert all(raw is None for d in decoded for raw in d.raws), name
+        assert careful == [] and sum(len(d.sources) for d in decoded) == 400, name
         batches, rejects, _ = ingest(path)
         assert rejects == [] and digest(batches) == want, name
 
 
-def test_a_bad_amount_in_text_sends_only_its_record_the_careful_way(tmp_path: Path) -> None:
+def test_a_bad_amount_in_text_sends_only_its_record_the_careful_way(
+    tmp_path: Path, careful: list[str]
+) -> None:
     source = EXAMPLES / "clean" / "hands.jsonl"
     load_examples("clean")
     records = [json.loads(line) for line in source.read_text().splitlines()]
@@ -163,7 +196,7 @@ def test_a_bad_amount_in_text_sends_only_its_record_the_careful_way(tmp_path: Pa
     records[9]["rake_cap"] = "4.001"
     pq.write_table(pa.Table.from_struct_array(pa.array(records)), tmp_path / "bad.parquet")
     decoded = [decode(block) for block in read_blocks(tmp_path / "bad.parquet")]
-    assert sum(raw is not None for d in decoded for raw in d.raws) == 0
+    assert [c.rsplit(" ", 1)[1] for c in careful] == ["6", "10"]
     assert [q.source.rsplit(" ", 1)[1] for d in decoded for q in d.quarantined] == ["6", "10"]
     assert [q.check for d in decoded for q in d.quarantined] == [QuarantineCheck.schema] * 2
     verified = [h for d in decoded for h in d.table["hand_id"].to_pylist()]

@@ -1,0 +1,94 @@
+"""A record read again at its source, as the audit read it: for a case file, and to tell
+what a conflicting repeat of a hand changed.
+
+A source names a file and a place in it (`FILE:LINE`, `FILE:row N`); the file is read
+by the same readers as in the audit, and a record is the one at that place whose digest
+(`digests.py`) is the one the audit kept. A file since changed or gone has none.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pipeline.ingest.digests import canonical_rows, digest_of
+from pipeline.ingest.parts import ArrowBlock, LinesBlock, ObjectsBlock
+from pipeline.ingest.sources import RowGroupsBlock, read_blocks
+
+_PLACE = re.compile(r"^(?P<file>.+):(?:row )?(?P<at>\d+)$")
+# Fields named when a repeat differs, at most: the rest are counted.
+SHOWN_FIELDS = 8
+
+
+def record_at(source: str, digest: str | None) -> bytes | None:
+    """The bytes of the record at `source` whose digest is `digest` (the first record
+    there, if no digest is given), or None if the file no longer holds it."""
+    place = _PLACE.match(source)
+    if place is None:
+        return None
+    path, at = Path(place["file"]), int(place["at"])
+    if not path.is_file():
+        return None
+    for raw in _records_at(path, place["file"], at):
+        if digest is None or digest_of(raw) == digest:
+            return raw
+    return None
+
+
+def _records_at(path: Path, name: str, at: int) -> Iterator[bytes]:
+    """The records a file holds at place `at` (a line, or a Parquet row), as its sources
+    name them: one, but for the objects of a JSON array that share a line."""
+    for block in read_blocks(path, name):
+        parts = block.read(threads=False) if isinstance(block, RowGroupsBlock) else [block]
+        for part in parts:
+            if isinstance(part, LinesBlock):
+                raws = part.originals if part.originals is not None else part.lines
+                yield from (r for n, r in zip(part.line_numbers, raws, strict=True) if n == at)
+            elif isinstance(part, ObjectsBlock):
+                for source, raw in zip(part.sources, part.raws, strict=True):
+                    if _place_of(source) == at:
+                        yield raw.encode()
+            elif isinstance(part, ArrowBlock):
+                if part.first_row <= at < part.first_row + part.batch.num_rows:
+                    row = part.batch.slice(at - part.first_row, 1)
+                    yield str(canonical_rows(row)[0].as_py()).encode()
+            elif part.raw is not None and part.digest is not None and _place_of(part.source) == at:
+                yield part.raw.encode()  # a whole value that is no hand (json_array.py)
+
+
+def _place_of(source: str) -> int | None:
+    place = _PLACE.match(source)
+    return int(place["at"]) if place else None
+
+
+def differing_fields(first: bytes | str, second: bytes | str) -> list[str] | None:
+    """The fields (as paths such as `players[2].net`) in which two JSON records differ
+    (a member that is null in one and absent in the other does not), or None if either
+    is not JSON."""
+    try:
+        a, b = json.loads(first), json.loads(second)
+    except (ValueError, RecursionError):
+        return None
+    return list(_differences(a, b, ""))
+
+
+def _differences(a: Any, b: Any, at: str) -> Iterator[str]:
+    if isinstance(a, dict) and isinstance(b, dict):  # a member null or absent: the same
+        for key in [*a, *(k for k in b if k not in a)]:
+            inner = f"{at}.{key}" if at else str(key)
+            yield from _differences(a.get(key), b.get(key), inner)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            yield from _differences(x, y, f"{at}[{i}]")
+    elif a != b or type(a) is not type(b):
+        yield at or "the record"
+
+
+def named_fields(fields: list[str]) -> str:
+    """Fields as a sentence's list, the first SHOWN_FIELDS of them and a count of the rest."""
+    shown = ", ".join(fields[:SHOWN_FIELDS])
+    more = len(fields) - SHOWN_FIELDS
+    return shown + (f" and {more} more" if more > 0 else "")
