@@ -340,6 +340,23 @@ def explain_command(
         say(explain(db, hand_id))
 
 
+@command("check", cls=_Command)
+def check_command(
+    db: Annotated[Path, typer.Option("--db", metavar="FILE", help="The audit database.")] = Path(
+        "audit/audit.duckdb"
+    ),
+) -> None:
+    """Recompute the audit's seals and its chain of runs: exit 0 if intact, 1 naming
+    each place it was altered after it was written."""
+    from pipeline.outputs.check import check_audit
+
+    with exit_codes():
+        checked = check_audit(db)
+    say(checked.text)
+    if not checked.intact:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+
+
 # The games by name, as choices: every one for the reports' filter; those `generate`
 # deals (taiwanese deals Taiwanese Jokers tables too, with --jokers).
 if TYPE_CHECKING:

@@ -35,6 +35,7 @@ from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.helpers.encoding import macros_sql
 from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.stages import Stages
+from pipeline.storage.chain import seal_run
 from pipeline.storage.files import log_of
 from pipeline.storage.ledger import (
     NO_AUTOMATIC_CHECKPOINT,
@@ -275,6 +276,8 @@ def _append(
     summary = summarize(con, run, db, _NEW)
     summary.appended = _ledger_counts(con, run, store.requarantined)
     insert_rows(con, "runs", run_row(run, summary))
+    with stages.stage("seal"):
+        seal_run(con, run.run_id)
     return summary
 
 

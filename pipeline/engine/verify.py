@@ -18,6 +18,7 @@ from pipeline.engine.table_cache import cached_tables
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
+from pipeline.storage.chain import replaced_digest, seal_run
 from pipeline.storage.files import hand_histories
 from pipeline.storage.ledger import (
     digest,
@@ -91,6 +92,8 @@ def _verify(
             summary.files_repeated = run.files_skipped
             run.digests = list(digests)
             insert_rows(store.con, "runs", run_row(run, summary))
+            with stages.stage("seal"):
+                seal_run(store.con, run.run_id, replaced_digest(store.final))
             summary.database = store.commit(parquet=parquet)
         except BaseException:
             store.discard()

@@ -70,6 +70,11 @@ class Database:
         shutil.rmtree(Path(root) / "quarantine", ignore_errors=True)
         export_table(con, root, "quarantine", "")
 
+    @property
+    def conflicting(self) -> int:
+        """The repeated hands of other content the database found (`repeats.py`)."""
+        return self._load.conflicting if self._load is not None else 0
+
     def discard(self) -> None:
         self._thread.shutdown(wait=True, cancel_futures=True)
         if self._load is not None:

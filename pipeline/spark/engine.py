@@ -45,6 +45,7 @@ from pipeline.engine.run import Run, RunSummary, run_row
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
 from pipeline.ingest import Accounting
+from pipeline.ingest.quarantine import QuarantineCheck
 from pipeline.spark.database import Database
 from pipeline.spark.session import spark_context
 from pipeline.spark.tasks import (
@@ -258,6 +259,8 @@ class SparkRun:
         self.building = assemble(self.out, self.staging, files)
         if self.database:
             summary.database = self.database.finish(self.building, files)
+            repeats = (QuarantineCheck.duplicate_hand, QuarantineCheck.conflicting_hand)
+            summary.accounting.retell(*repeats, self.database.conflicting)
         else:
             summary.database = f"{self.out}/parquet"
         publish(self.out, self.building)

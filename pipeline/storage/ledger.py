@@ -31,12 +31,13 @@ from pipeline.storage.connection import (
     writer_config,
 )
 from pipeline.storage.files import leftovers
+from pipeline.storage.stored import RUN_CHAIN, SEALS
 
 # What the audit's tables look like; an append refuses an audit of another version.
 # 1: before versions were recorded; 2: runs keep the mode and the inputs' digests, and
 # quarantined records keep their players for the table rules; 3: each settlement says
 # how it was decided; 4: hands keep their house-rules profile; 5: hands and quarantined
-# records keep the digest of their record.
+# records keep the digest of their record, and the audit is sealed and chained.
 SCHEMA_VERSION = 5
 # An append checkpoints once, after its commit: DuckDB is not to do it at the commit.
 NO_AUTOMATIC_CHECKPOINT = "1000GB"
@@ -96,11 +97,14 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
 
 
 # What an append adds to an audit of an older version to bring it to this one (in the
-# append's transaction): version 4 kept no record digests (its rows keep none).
+# append's transaction): version 4 kept no record digests (its rows keep none), nor
+# seals and a chain (the append seals the audit as it then is).
 UPGRADES = {
     4: (
         "ALTER TABLE hands ADD COLUMN record_digest VARCHAR",
         "ALTER TABLE quarantine ADD COLUMN record_digest VARCHAR",
+        *(f"ALTER TABLE runs ADD COLUMN {column}" for column in RUN_CHAIN.split(", ")),
+        f"CREATE TABLE seals ({SEALS})",
     ),
 }
 

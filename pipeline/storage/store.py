@@ -26,6 +26,7 @@ from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.packing import CARDS, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
 from pipeline.ingest.quarantine import Quarantined
+from pipeline.storage.chain import replaced_digest, seal_run
 from pipeline.storage.connection import connected, is_locked, writer_config
 from pipeline.storage.files import DB_NAME, log_of, partial_db, spill_dir
 from pipeline.storage.ledger import SCHEMA_VERSION
@@ -417,7 +418,13 @@ class ParquetLoad:
         return self.store.con
 
     def commit(self) -> Path:
-        self.derive()
+        """Derived, the run sealed (its row came with the tables), and published."""
+        con = self.derive()
+        replaces = replaced_digest(self.store.final)
+        for (run_id,) in con.execute(
+            "SELECT run_id FROM runs WHERE chain_digest IS NULL"
+        ).fetchall():
+            seal_run(con, run_id, replaces)
         return self.store.commit()
 
     def discard(self) -> None:

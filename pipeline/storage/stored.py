@@ -13,6 +13,12 @@ from pipeline.core.games import LAYOUTS, Layout, Variant
 from pipeline.helpers.packing import CARDS, VALUES
 
 MONEY = "DECIMAL(18,2)"
+# What each run's row adds to chain it to the run before it (`storage.chain`).
+RUN_CHAIN = (
+    "previous_digest VARCHAR, replaces_digest VARCHAR, table_digests VARCHAR, "
+    "chain_digest VARCHAR, signature VARCHAR, public_key VARCHAR"
+)
+SEALS = '"table" VARCHAR, segment BIGINT, "rows" BIGINT, digest VARCHAR'
 # Boards a hand may show (the Taiwanese layout's).
 LAYOUT = LAYOUTS[Layout.taiwanese]
 
@@ -142,14 +148,18 @@ STORED: tuple[StoredTable, ...] = (
     ),
     StoredTable(
         "runs",
-        """
+        f"""
         run_id VARCHAR, version VARCHAR, mode VARCHAR, inputs VARCHAR[],
         input_digests VARCHAR[], files_skipped BIGINT, hands_already_audited BIGINT,
         started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, records_read BIGINT,
         verified BIGINT, quarantined BIGINT, hands_diverged BIGINT, divergences BIGINT,
-        rake_total DECIMAL(18,2), recorded_rake_total DECIMAL(18,2), seconds DOUBLE""",
+        rake_total DECIMAL(18,2), recorded_rake_total DECIMAL(18,2), seconds DOUBLE,
+        {RUN_CHAIN}""",
         published_as="runs",
     ),
+    # Each stored table's digest, segment by segment, as the last run sealed them
+    # (`storage.seals`, `storage.chain`).
+    StoredTable("seals", SEALS),
     # The house-rules profiles the audit's hands were audited under (house-rules.md 3):
     # the standard one of each game and a rules file's, with the values each sets (JSON)
     # and their digest; the floor (rules.md 7) for the rules across hands. And the

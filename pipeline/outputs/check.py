@@ -1,0 +1,34 @@
+"""`handaudit check`: the audit's seals and chain recomputed, and what differs named."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.storage.chain import altered
+from pipeline.storage.store import open_audit
+
+
+@dataclass(frozen=True)
+class Checked:
+    intact: bool
+    text: str
+
+
+def check_audit(db: Path) -> Checked:
+    """Every table of the audit at `db` digested again and the chain of runs followed."""
+    with open_audit(db) as con:
+        found = altered(con)
+        if found:
+            head = f"The audit {db} was altered after it was written ({len(found)} found):"
+            return Checked(False, "\n".join([head, *(f"- {line}" for line in found)]))
+        runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+        tables, rows = con.execute(
+            'SELECT count(DISTINCT "table"), coalesce(sum("rows"), 0) FROM seals'
+        ).fetchall()[0]
+    plural = "run" if runs == 1 else "runs"
+    return Checked(
+        True,
+        f"The audit {db} is intact: {runs:,} {plural} chained, {tables} tables sealed "
+        f"({rows:,} rows), every digest as written.",
+    )

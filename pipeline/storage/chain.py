@@ -1,0 +1,220 @@
+"""The chain of runs over the sealed tables, and the check that recomputes both.
+
+At the end of a run, once every table holds its final rows: `seal` digests them
+(`seals.py`), keeping each segment's digest in `seals`; the run's row of `runs` then
+holds the digest of each table, the chain digest of the run before it (an append's
+`previous_digest`), or of the audit it replaced (a plain run's `replaces_digest`), and
+its own `chain_digest`: the SHA-256 of the row's other values (`row_text`). `altered`
+recomputes all of it and names what differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.storage.seals import SEGMENT_ROWS, Segment, sealed_tables, segments, table_digest
+
+# Tables an audit only ever adds rows to: a run seals their earlier full segments once.
+# (The others are rewritten in place: the rules across hands judge `hands` and
+# `divergences` again, repeats are named in `quarantine`, profiles replaced.)
+GROWING = (
+    "players",
+    "row_values",
+    "family_row_values",
+    "settlements",
+    "sitting_out",
+    "player_streets",
+    "quarantine_appearances",
+    "hand_values",
+)
+# What a runs row's chain digest does not cover: itself, and its signature.
+UNCHAINED = ("chain_digest", "signature", "public_key")
+# Hands named in a sentence, at most.
+NAMED_HANDS = 5
+
+
+def seal(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Every table's segments digested into `seals` (the growing tables' sealed full
+    segments kept as they are); each table's digest, by name."""
+    held = _held_seals(con)
+    fresh: list[Segment] = []
+    digests = {}
+    for table in sealed_tables(con):
+        before = held.get(table, []) if table in GROWING else []
+        kept = [s for s in before if s.rows == SEGMENT_ROWS]  # full segments, in order
+        kept = kept[: next((i for i, s in enumerate(kept) if s.segment != i), len(kept))]
+        parts = kept + list(segments(con, table, first=len(kept)))
+        fresh += parts
+        digests[table] = table_digest(table, _columns(con, table), parts)
+    con.execute("DELETE FROM seals")
+    con.register("fresh_seals", _seal_rows(fresh))
+    try:
+        con.execute("INSERT INTO seals BY NAME SELECT * FROM fresh_seals")
+    finally:
+        con.unregister("fresh_seals")
+    return digests
+
+
+def _held_seals(con: duckdb.DuckDBPyConnection) -> dict[str, list[Segment]]:
+    rows = con.execute(
+        'SELECT "table", segment, "rows", digest FROM seals ORDER BY "table", segment'
+    ).fetchall()
+    held: dict[str, list[Segment]] = {}
+    for table, number, count, digest in rows:
+        held.setdefault(table, []).append(Segment(table, number, count, digest))
+    return held
+
+
+def _seal_rows(parts: list[Segment]) -> pa.Table:
+    return pa.table(
+        {
+            "table": pa.array([s.table for s in parts], pa.string()),
+            "segment": pa.array([s.segment for s in parts], pa.int64()),
+            "rows": pa.array([s.rows for s in parts], pa.int64()),
+            "digest": pa.array([s.digest for s in parts], pa.string()),
+        }
+    )
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [name for name, *_ in con.execute(f'DESCRIBE "{table}"').fetchall()]
+
+
+def seal_run(con: duckdb.DuckDBPyConnection, run_id: str, replaces: str | None = None) -> str:
+    """Once the run's row is stored and every table final: the tables sealed, and the
+    run's row given their digests, the chain digest of the run before it (none for a
+    plain run, which says instead which audit it `replaces`), and its own chain digest,
+    which is returned."""
+    digests = seal(con)
+    before = con.execute(
+        "SELECT chain_digest FROM runs WHERE run_id <> ? "
+        "ORDER BY finished_at DESC, run_id DESC LIMIT 1",
+        [run_id],
+    ).fetchall()
+    con.execute(
+        "UPDATE runs SET table_digests = ?, previous_digest = ?, replaces_digest = ? "
+        "WHERE run_id = ?",
+        [json.dumps(digests, sort_keys=True), before[0][0] if before else None, replaces, run_id],
+    )
+    row = _run_rows(con, "WHERE run_id = ?", run_id)[0]
+    digest = hashlib.sha256(row_text(row).encode()).hexdigest()
+    con.execute("UPDATE runs SET chain_digest = ? WHERE run_id = ?", [digest, run_id])
+    return digest
+
+
+def replaced_digest(db: Path) -> str | None:
+    """The chain digest of the last run of the audit at `db`, which a plain run is about
+    to replace (None if there is none, or it cannot be read)."""
+    if not db.is_file():
+        return None
+    try:
+        with duckdb.connect(str(db), read_only=True) as con:
+            if "chain_digest" not in _columns(con, "runs"):
+                return None
+            found = con.execute(
+                "SELECT chain_digest FROM runs ORDER BY finished_at DESC, run_id DESC LIMIT 1"
+            ).fetchall()
+    except duckdb.Error:
+        return None
+    return found[0][0] if found else None
+
+
+def _run_rows(
+    con: duckdb.DuckDBPyConnection, where: str = "", *params: Any
+) -> list[dict[str, Any]]:
+    result = con.execute(f"SELECT * FROM runs {where} ORDER BY finished_at, run_id", list(params))
+    names = [d[0] for d in result.description or ()]
+    return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+
+
+def row_text(row: dict[str, Any]) -> str:
+    """A runs row as the text its chain digest is taken of: its values but those of
+    UNCHAINED, as JSON with sorted keys (times in UTC, amounts as text)."""
+    kept = {k: _plain(v) for k, v in row.items() if k not in UNCHAINED}
+    return json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def altered(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Where the audit differs from its seals and its chain, a sentence each (none: intact)."""
+    runs = _run_rows(con)
+    if not runs or all(r.get("chain_digest") is None for r in runs):
+        return ["The audit holds no chain of runs: it was written before audits were sealed."]
+    found = _chain_breaks(runs)
+    last = runs[-1]
+    sealed = json.loads(last.get("table_digests") or "{}")
+    held = _held_seals(con)
+    for table in sorted(set(sealed) | set(sealed_tables(con))):
+        found += _table_changes(con, table, sealed.get(table), held.get(table, []))
+    return found
+
+
+def _chain_breaks(runs: list[dict[str, Any]]) -> list[str]:
+    found, previous = [], None
+    for n, row in enumerate(runs, 1):
+        where = f"runs row {n} (run {row['run_id']}, finished {_plain(row['finished_at'])})"
+        if row.get("chain_digest") != hashlib.sha256(row_text(row).encode()).hexdigest():
+            found.append(f"{where} was altered: its values no longer give its chain digest.")
+        if n > 1 and row.get("mode") == "append" and row.get("previous_digest") != previous:
+            found.append(f"{where} does not follow the run before it (the chain is broken there).")
+        previous = row.get("chain_digest")
+    return found
+
+
+def _table_changes(
+    con: duckdb.DuckDBPyConnection, table: str, sealed: str | None, held: list[Segment]
+) -> list[str]:
+    if sealed is None:
+        return [f"Table {table} was added after the audit was sealed."]
+    if table not in sealed_tables(con):
+        return [f"Table {table} was dropped from the audit."]
+    parts = list(segments(con, table))
+    if table_digest(table, _columns(con, table), parts) == sealed:
+        return []
+    rows, was = sum(s.rows for s in parts), sum(s.rows for s in held)
+    changed = [p for p, h in zip(parts, held, strict=False) if p != h]
+    if len(parts) != len(held) and not changed:
+        changed = parts[min(len(parts), len(held)) - 1 :]
+    counted = f"it holds {rows:,} rows where {was:,} were sealed; " if rows != was else ""
+    return [f"Table {table} was altered: {counted}{_where(con, table, changed, held)}."]
+
+
+def _where(
+    con: duckdb.DuckDBPyConnection, table: str, changed: list[Segment], held: list[Segment]
+) -> str:
+    """Which rows (and hands) of the table differ from the seals, as far as they tell."""
+    if not held:
+        return "its seals are gone"
+    if not changed:
+        return "its columns or its seals were changed"
+    first = changed[0].segment * SEGMENT_ROWS
+    span = (
+        f"rows from {first + 1:,}"
+        if len(changed) > 1
+        else (f"rows {first + 1:,} to {first + changed[0].rows:,}")
+    )
+    if "hand_id" not in _columns(con, table) or len(changed) > 1:
+        return f"the {span} differ"
+    ids = con.execute(
+        f'SELECT DISTINCT hand_id FROM "{table}" LIMIT {changed[0].rows} OFFSET {first}'
+    ).fetchall()
+    named = ", ".join(str(i) for (i,) in ids[:NAMED_HANDS])
+    more = f" and {len(ids) - NAMED_HANDS:,} more" if len(ids) > NAMED_HANDS else ""
+    return f"the {span} differ (hands {named}{more})"
