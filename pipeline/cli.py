@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
@@ -195,6 +196,15 @@ RulesOption = Annotated[
         "--append, the profiles the audit holds apply when it is not given.",
     ),
 ]
+SignKey = Annotated[
+    Path | None,
+    typer.Option(
+        "--sign-key",
+        metavar="FILE",
+        help="Sign the run's chain digest with this Ed25519 private key (PEM); "
+        "`check --public-key` verifies it.",
+    ),
+]
 Replace = Annotated[
     bool,
     typer.Option(
@@ -229,6 +239,7 @@ def verify_command(
     append: Append = False,
     replace: Replace = False,
     rules: RulesOption = None,
+    sign_key: SignKey = None,
 ) -> None:
     """Ingest, re-evaluate, re-settle and compare; write the audit database.
 
@@ -237,30 +248,42 @@ def verify_command(
     """
     kept = "the audit in it is unchanged" if append else "one already in it is unchanged"
     with exit_codes(f"; nothing was written to {out} ({kept})"):
-        summary = _verify(inputs, out, parquet, workers, engine, master, append, replace, rules)
+        given = _Given(parquet, workers, engine, master, append, replace, rules, sign_key)
+        summary = _verify(inputs, out, given)
         interrupts.pause_at("printing")
         say(summary.text())
     raise typer.Exit(int(ExitCode.CLEAN if summary.clean else ExitCode.FINDINGS))
 
 
-def _verify(
-    inputs: list[str],
-    out: str,
-    parquet: bool,
-    workers: int | None,
-    engine: Engine,
-    master: str | None,
-    append: bool,
-    replace: bool,
-    rules: Path | None,
-) -> RunSummary:
+@dataclass(frozen=True)
+class _Given:
+    """How verify was asked to run (its options)."""
+
+    parquet: bool
+    workers: int | None
+    engine: Engine
+    master: str | None
+    append: bool
+    replace: bool
+    rules: Path | None
+    sign_key: Path | None
+
+
+def _verify(inputs: list[str], out: str, given: _Given) -> RunSummary:
     from pipeline.helpers.progress import Progress
     from pipeline.ingest.house_rules import read_rules
+    from pipeline.storage.signing import private_key
 
-    book = read_rules(rules) if rules is not None else None  # before anything is read
-
-    _options_agree(engine, workers, master, parquet, append, replace, book is not None)
+    # What can be refused is, before anything is read.
+    book = read_rules(given.rules) if given.rules is not None else None
+    signer = private_key(given.sign_key) if given.sign_key is not None else None
+    engine, append = given.engine, given.append
+    _options_agree(
+        engine, given.workers, given.master, given.parquet, append, given.replace, book is not None
+    )
     if engine is Engine.spark:
+        if signer is not None:
+            raise AuditError("--sign-key is not supported with --engine spark yet.")
         from pipeline.spark.session import require_spark
 
         require_spark()  # before importing pyspark, to say what to install
@@ -271,23 +294,23 @@ def _verify(
         if append:
             from pipeline.spark.append import append_on_spark
 
-            return append_on_spark(inputs, out, master, progress=Progress())
-        may_replace(Path(out) / DB_NAME, replace)
-        return verify_on_spark(inputs, out, master, progress=Progress())
+            return append_on_spark(inputs, out, given.master, progress=Progress())
+        may_replace(Path(out) / DB_NAME, given.replace)
+        return verify_on_spark(inputs, out, given.master, progress=Progress())
     from pipeline.engine.verify import verify
     from pipeline.helpers.no_pandas import arrow_without_pandas
 
     arrow_without_pandas()
-    local = [Path(i) for i in inputs]
     return verify(
-        local,
+        [Path(i) for i in inputs],
         Path(out),
-        parquet=parquet,
+        parquet=given.parquet,
         progress=Progress(),
-        workers=workers or DEFAULT_WORKERS,
+        workers=given.workers or DEFAULT_WORKERS,
         append=append,
-        replace=replace,
+        replace=given.replace,
         book=book,
+        signer=signer,
     )
 
 
@@ -345,13 +368,23 @@ def check_command(
     db: Annotated[Path, typer.Option("--db", metavar="FILE", help="The audit database.")] = Path(
         "audit/audit.duckdb"
     ),
+    public_key: Annotated[
+        Path | None,
+        typer.Option(
+            "--public-key",
+            metavar="FILE",
+            help="Also verify that every run was signed by this Ed25519 key (PEM).",
+        ),
+    ] = None,
 ) -> None:
     """Recompute the audit's seals and its chain of runs: exit 0 if intact, 1 naming
     each place it was altered after it was written."""
     from pipeline.outputs.check import check_audit
+    from pipeline.storage.signing import public_key as read_public_key
 
     with exit_codes():
-        checked = check_audit(db)
+        signer = read_public_key(public_key) if public_key is not None else None
+        checked = check_audit(db, signer)
     say(checked.text)
     if not checked.intact:
         raise typer.Exit(int(ExitCode.FINDINGS))

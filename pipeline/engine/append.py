@@ -277,7 +277,7 @@ def _append(
     summary.appended = _ledger_counts(con, run, store.requarantined)
     insert_rows(con, "runs", run_row(run, summary))
     with stages.stage("seal"):
-        seal_run(con, run.run_id)
+        seal_run(con, run.run_id, signer=run.signer)
     return summary
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pipeline import __version__
 from pipeline.core.rules import CONTRACT, RuleBook
@@ -127,6 +128,7 @@ class Run:
     hands_already_audited: int = 0  # records of hands the audit held before the run
     accounting: Accounting = field(default_factory=Accounting)
     book: RuleBook = CONTRACT  # the profiles its hands are audited under
+    signer: Ed25519PrivateKey | None = None  # the key its chain digest is signed with
 
 
 def run_row(run: Run, summary: RunSummary) -> pa.Table:

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from pipeline.core.rules import CONTRACT, RuleBook
 from pipeline.engine.append import LocalFiles, append_to
@@ -44,6 +45,7 @@ def verify(
     append: bool = False,
     replace: bool = False,
     book: RuleBook | None = None,
+    signer: Ed25519PrivateKey | None = None,
 ) -> RunSummary:
     """Audit every input into out_dir/audit.duckdb. Raises InputError before writing anything.
 
@@ -51,13 +53,14 @@ def verify(
     `append`: add the inputs to the audit already there (`ledger.py`), or start one.
     `replace`: a plain run may replace a ledger (an audit that appends built).
     `book`: the rules file's profiles (house-rules.md); None: the contract alone, or on
-    an append, the profiles the audit holds.
+    an append, the profiles the audit holds. `signer`: the key each run's chain digest
+    is signed with (`signing.py`).
     """
     files = hand_histories(inputs)
     if out_dir.exists() and not out_dir.is_dir():
         raise AuditError(f"--out is the directory that holds the audit, and {out_dir} is a file.")
     run = Run(inputs, "append" if append else "new", progress or Progress(enabled=False))
-    run.book = book or CONTRACT
+    run.book, run.signer = book or CONTRACT, signer
     given = book is not None
     with writer_lock(out_dir), cached_tables():
         try:
@@ -93,7 +96,7 @@ def _verify(
             run.digests = list(digests)
             insert_rows(store.con, "runs", run_row(run, summary))
             with stages.stage("seal"):
-                seal_run(store.con, run.run_id, replaced_digest(store.final))
+                seal_run(store.con, run.run_id, replaced_digest(store.final), run.signer)
             summary.database = store.commit(parquet=parquet)
         except BaseException:
             store.discard()

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from pipeline.storage.chain import altered
+from pipeline.storage.signing import fingerprint
 from pipeline.storage.store import open_audit
 
 
@@ -15,10 +18,11 @@ class Checked:
     text: str
 
 
-def check_audit(db: Path) -> Checked:
-    """Every table of the audit at `db` digested again and the chain of runs followed."""
+def check_audit(db: Path, signer: Ed25519PublicKey | None = None) -> Checked:
+    """Every table of the audit at `db` digested again and the chain of runs followed;
+    with `signer`, every run's signature verified with that key."""
     with open_audit(db) as con:
-        found = altered(con)
+        found = altered(con, signer)
         if found:
             head = f"The audit {db} was altered after it was written ({len(found)} found):"
             return Checked(False, "\n".join([head, *(f"- {line}" for line in found)]))
@@ -27,8 +31,9 @@ def check_audit(db: Path) -> Checked:
             'SELECT count(DISTINCT "table"), coalesce(sum("rows"), 0) FROM seals'
         ).fetchall()[0]
     plural = "run" if runs == 1 else "runs"
+    signed = f", every run signed by the key {fingerprint(signer)}" if signer else ""
     return Checked(
         True,
         f"The audit {db} is intact: {runs:,} {plural} chained, {tables} tables sealed "
-        f"({rows:,} rows), every digest as written.",
+        f"({rows:,} rows), every digest as written{signed}.",
     )

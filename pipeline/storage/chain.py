@@ -19,8 +19,10 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from pipeline.storage.seals import SEGMENT_ROWS, Segment, sealed_tables, segments, table_digest
+from pipeline.storage.signing import sign, signed_by
 
 # Tables an audit only ever adds rows to: a run seals their earlier full segments once.
 # (The others are rewritten in place: the rules across hands judge `hands` and
@@ -88,11 +90,16 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
     return [name for name, *_ in con.execute(f'DESCRIBE "{table}"').fetchall()]
 
 
-def seal_run(con: duckdb.DuckDBPyConnection, run_id: str, replaces: str | None = None) -> str:
+def seal_run(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    replaces: str | None = None,
+    signer: Ed25519PrivateKey | None = None,
+) -> str:
     """Once the run's row is stored and every table final: the tables sealed, and the
     run's row given their digests, the chain digest of the run before it (none for a
-    plain run, which says instead which audit it `replaces`), and its own chain digest,
-    which is returned."""
+    plain run, which says instead which audit it `replaces`), its own chain digest,
+    which is returned, and with `signer`, its signature (`signing.py`)."""
     digests = seal(con)
     before = con.execute(
         "SELECT chain_digest FROM runs WHERE run_id <> ? "
@@ -106,7 +113,11 @@ def seal_run(con: duckdb.DuckDBPyConnection, run_id: str, replaces: str | None =
     )
     row = _run_rows(con, "WHERE run_id = ?", run_id)[0]
     digest = hashlib.sha256(row_text(row).encode()).hexdigest()
-    con.execute("UPDATE runs SET chain_digest = ? WHERE run_id = ?", [digest, run_id])
+    signature, public = sign(signer, digest) if signer is not None else (None, None)
+    con.execute(
+        "UPDATE runs SET chain_digest = ?, signature = ?, public_key = ? WHERE run_id = ?",
+        [digest, signature, public, run_id],
+    )
     return digest
 
 
@@ -152,12 +163,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def altered(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Where the audit differs from its seals and its chain, a sentence each (none: intact)."""
+def altered(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey | None = None) -> list[str]:
+    """Where the audit differs from its seals and its chain, a sentence each (none: intact);
+    with `signer`, every run not signed by that key too."""
     runs = _run_rows(con)
     if not runs or all(r.get("chain_digest") is None for r in runs):
         return ["The audit holds no chain of runs: it was written before audits were sealed."]
     found = _chain_breaks(runs)
+    if signer is not None:
+        found += _unsigned(runs, signer)
     last = runs[-1]
     sealed = json.loads(last.get("table_digests") or "{}")
     held = _held_seals(con)
@@ -175,6 +189,20 @@ def _chain_breaks(runs: list[dict[str, Any]]) -> list[str]:
         if n > 1 and row.get("mode") == "append" and row.get("previous_digest") != previous:
             found.append(f"{where} does not follow the run before it (the chain is broken there).")
         previous = row.get("chain_digest")
+    return found
+
+
+def _unsigned(runs: list[dict[str, Any]], signer: Ed25519PublicKey) -> list[str]:
+    found = []
+    for n, row in enumerate(runs, 1):
+        where = f"runs row {n} (run {row['run_id']}, finished {_plain(row['finished_at'])})"
+        if not row.get("signature"):
+            found.append(f"{where} is not signed.")
+        elif not signed_by(signer, row["chain_digest"] or "", row["signature"]):
+            found.append(
+                f"{where} is not signed by the key given (its signature is another key's, "
+                "or its chain digest was rewritten)."
+            )
     return found
 
 

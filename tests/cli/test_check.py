@@ -10,7 +10,13 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from pipeline.storage.chain import seal_run
+from pipeline.storage.seals import segments
+from pipeline.storage.signing import private_key
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, load_examples
 from tests.property.test_ledger import split, write_parts
@@ -104,8 +110,6 @@ def test_resealing_a_table_without_the_chain_is_found(audit: Path, tmp_path: Pat
     # The seals rewritten to match an edit: the run's table digests no longer do.
     db = _copy(audit, tmp_path)
     _edited(db, "UPDATE players SET net = net + 1 WHERE seat = 1")
-    from pipeline.storage.seals import segments
-
     with duckdb.connect(str(db)) as con:
         for part in segments(con, "players"):
             con.execute(
@@ -151,3 +155,79 @@ def test_a_plain_run_over_an_audit_keeps_the_digest_it_replaced(
 def test_no_audit_is_a_sentence_and_exit_2(tmp_path: Path) -> None:
     checked = handaudit("check", "--db", str(tmp_path / "none.duckdb"))
     assert checked.returncode == 2 and "no audit database" in checked.stderr
+
+
+def _keys(folder: Path, name: str) -> tuple[Path, Path]:
+    """An Ed25519 key pair in PEM files, as openssl writes them."""
+    key = Ed25519PrivateKey.generate()
+    private = folder / f"{name}.pem"
+    private.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    public = folder / f"{name}.pub.pem"
+    public.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    return private, public
+
+
+def test_signed_runs_verify_and_a_resigned_chain_does_not(tmp_path: Path) -> None:
+    mine, my_public = _keys(tmp_path, "operator")
+    theirs, _ = _keys(tmp_path, "editor")
+    out = tmp_path / "audit"
+    made = handaudit("verify", str(FAULTS), "--out", str(out), "--sign-key", str(mine))
+    assert made.returncode == 1, made.stderr
+    db = out / "audit.duckdb"
+    checked = handaudit("check", "--db", str(db), "--public-key", str(my_public))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "every run signed by the key" in checked.stdout
+    # An editor who knows the code reseals the edited audit, signed with their own key:
+    # the seals and the chain hold, the signature does not.
+    _edited(db, "UPDATE players SET net = net + 1 WHERE seat = 1")
+    with duckdb.connect(str(db)) as con:
+        (run_id,) = con.execute("SELECT run_id FROM runs").fetchall()[0]
+        seal_run(con, run_id, None, private_key(theirs))
+    assert handaudit("check", "--db", str(db)).returncode == 0  # resealed: consistent
+    checked = handaudit("check", "--db", str(db), "--public-key", str(my_public))
+    assert checked.returncode == 1
+    assert "runs row 1" in checked.stdout and "is not signed by the key given" in checked.stdout
+
+
+def test_an_unsigned_run_fails_a_check_for_a_signature(audit: Path, tmp_path: Path) -> None:
+    _, public = _keys(tmp_path, "operator")
+    checked = handaudit("check", "--db", str(audit), "--public-key", str(public))
+    assert checked.returncode == 1 and "runs row 1" in checked.stdout
+    assert "is not signed." in checked.stdout
+
+
+def test_a_key_that_cannot_serve_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+    private, public = _keys(tmp_path, "operator")
+    rsa_key = tmp_path / "rsa.pem"
+    rsa_key.write_bytes(
+        rsa.generate_private_key(65537, 2048).private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    (tmp_path / "text.pem").write_text("not a key\n")
+    out = str(tmp_path / "audit")
+    verify = ("verify", str(FAULTS), "--out", out, "--sign-key")
+    cases = [
+        ((*verify, str(tmp_path / "none.pem")), "cannot be read"),
+        ((*verify, str(tmp_path / "text.pem")), "holds no private key"),
+        ((*verify, str(rsa_key)), "is a RSA private key"),
+        ((*verify, str(public)), "holds no private key"),
+        (("check", "--db", f"{out}/audit.duckdb", "--public-key", str(private)), "holds no public"),
+    ]
+    for args, words in cases:
+        told = handaudit(*args)
+        assert told.returncode == 2, (args, told.stdout, told.stderr)
+        assert words in told.stderr and len(told.stderr.strip().splitlines()) == 1, told.stderr
+    assert not (tmp_path / "audit" / "audit.duckdb").exists()  # refused before anything
