@@ -352,15 +352,33 @@ def explain_command(
     db: Annotated[Path, typer.Option("--db", metavar="FILE", help="The audit database.")] = Path(
         "audit/audit.duckdb"
     ),
+    evidence: Annotated[
+        Path | None,
+        typer.Option(
+            "--evidence",
+            metavar="DIR",
+            help="Write the hand's case file to DIR (new or empty): its raw record, the "
+            "explanation as text and HTML, its findings, rules and the audit's runs, and "
+            "a MANIFEST.sha256 of them.",
+        ),
+    ] = None,
 ) -> None:
     """Show one hand step by step: rows per board, pairs, rake, stacks, and its divergences.
 
     A hand id that starts with - goes after --: handaudit explain -- -2#T1.
     """
+    from pipeline.outputs.evidence import write_case
     from pipeline.outputs.explain import explain
 
     with exit_codes():
-        say(explain(db, hand_id))
+        if evidence is None:
+            say(explain(db, hand_id))
+            return
+        files = write_case(db, hand_id, evidence)
+        say(
+            f"The case file of hand {hand_id} is in {evidence}: {', '.join(files)}, and "
+            "MANIFEST.sha256 (check it with: sha256sum -c MANIFEST.sha256)."
+        )
 
 
 @command("check", cls=_Command)
