@@ -34,7 +34,7 @@ INSERT INTO quarantine_appearances
 WITH quarantined AS (
     SELECT hand_id, raw::JSON AS record
     FROM {source}
-    WHERE hand_id IS NOT NULL AND json_valid(raw) AND "check" <> '{duplicate}'
+    WHERE hand_id IS NOT NULL AND json_valid(raw) AND "check" NOT IN ({repeats})
 ),
 players AS (
     SELECT q.hand_id,
@@ -54,7 +54,10 @@ SELECT table_id, hand_no, hand_id, started_at,
            AS timed_out
 FROM players
 WHERE table_id IS NOT NULL AND hand_no IS NOT NULL
-""".replace("{duplicate}", QuarantineCheck.duplicate_hand.value)
+""".replace(
+    "{repeats}",  # a hand read again: its first record is the one audited
+    f"'{QuarantineCheck.duplicate_hand.value}', '{QuarantineCheck.conflicting_hand.value}'",
+)
 
 # Which tables the rules judge, and from which hand number on (`scope`: from_no NULL is
 # the whole table). A table's hands before from_no are not judged again; the last of
