@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from pipeline.storage.chain import altered
+from pipeline.storage.chain import altered, run_rows, unsealed_runs
 from pipeline.storage.signing import fingerprint
 from pipeline.storage.store import open_audit
 
@@ -26,14 +26,21 @@ def check_audit(db: Path, signer: Ed25519PublicKey | None = None) -> Checked:
         if found:
             head = f"The audit {db} was altered after it was written ({len(found)} found):"
             return Checked(False, "\n".join([head, *(f"- {line}" for line in found)]))
-        runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+        every = run_rows(con)
+        runs, before = len(every), unsealed_runs(every)
         tables, rows = con.execute(
             'SELECT count(DISTINCT "table"), coalesce(sum("rows"), 0) FROM seals'
         ).fetchall()[0]
-    plural = "run" if runs == 1 else "runs"
+    plural = "run" if runs - before == 1 else "runs"
+    earlier = (
+        f" ({before:,} earlier run{'s' if before > 1 else ''} written before audits were "
+        "sealed: their rows are outside the chain)"
+        if before
+        else ""
+    )
     signed = f", every run signed by the key {fingerprint(signer)}" if signer else ""
     return Checked(
         True,
-        f"The audit {db} is intact: {runs:,} {plural} chained, {tables} tables sealed "
-        f"({rows:,} rows), every digest as written{signed}.",
+        f"The audit {db} is intact: {runs - before:,} {plural} chained{earlier}, {tables} "
+        f"tables sealed ({rows:,} rows), every digest as written{signed}.",
     )

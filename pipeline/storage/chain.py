@@ -111,7 +111,7 @@ def seal_run(
         "WHERE run_id = ?",
         [json.dumps(digests, sort_keys=True), before[0][0] if before else None, replaces, run_id],
     )
-    row = _run_rows(con, "WHERE run_id = ?", run_id)[0]
+    row = run_rows(con, "WHERE run_id = ?", run_id)[0]
     digest = hashlib.sha256(row_text(row).encode()).hexdigest()
     signature, public = sign(signer, digest) if signer is not None else (None, None)
     con.execute(
@@ -138,9 +138,7 @@ def replaced_digest(db: Path) -> str | None:
     return found[0][0] if found else None
 
 
-def _run_rows(
-    con: duckdb.DuckDBPyConnection, where: str = "", *params: Any
-) -> list[dict[str, Any]]:
+def run_rows(con: duckdb.DuckDBPyConnection, where: str = "", *params: Any) -> list[dict[str, Any]]:
     result = con.execute(f"SELECT * FROM runs {where} ORDER BY finished_at, run_id", list(params))
     names = [d[0] for d in result.description or ()]
     return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
@@ -166,8 +164,8 @@ def _plain(value: Any) -> Any:
 def altered(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey | None = None) -> list[str]:
     """Where the audit differs from its seals and its chain, a sentence each (none: intact);
     with `signer`, every run not signed by that key too."""
-    runs = _run_rows(con)
-    if not runs or all(r.get("chain_digest") is None for r in runs):
+    runs = run_rows(con)
+    if unsealed_runs(runs) == len(runs):
         return ["The audit holds no chain of runs: it was written before audits were sealed."]
     found = _chain_breaks(runs)
     if signer is not None:
@@ -180,13 +178,21 @@ def altered(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey | None = No
     return found
 
 
+def unsealed_runs(runs: list[dict[str, Any]]) -> int:
+    """How many runs came before the chain: written before audits were sealed (an
+    append to such an audit seals it from then on)."""
+    return next((n for n, row in enumerate(runs) if row.get("table_digests")), len(runs))
+
+
 def _chain_breaks(runs: list[dict[str, Any]]) -> list[str]:
     found, previous = [], None
     for n, row in enumerate(runs, 1):
+        if n <= unsealed_runs(runs):
+            continue
         where = f"runs row {n} (run {row['run_id']}, finished {_plain(row['finished_at'])})"
         if row.get("chain_digest") != hashlib.sha256(row_text(row).encode()).hexdigest():
             found.append(f"{where} was altered: its values no longer give its chain digest.")
-        if n > 1 and row.get("mode") == "append" and row.get("previous_digest") != previous:
+        if row.get("mode") == "append" and row.get("previous_digest") != previous:
             found.append(f"{where} does not follow the run before it (the chain is broken there).")
         previous = row.get("chain_digest")
     return found
@@ -195,6 +201,8 @@ def _chain_breaks(runs: list[dict[str, Any]]) -> list[str]:
 def _unsigned(runs: list[dict[str, Any]], signer: Ed25519PublicKey) -> list[str]:
     found = []
     for n, row in enumerate(runs, 1):
+        if n <= unsealed_runs(runs):
+            continue
         where = f"runs row {n} (run {row['run_id']}, finished {_plain(row['finished_at'])})"
         if not row.get("signature"):
             found.append(f"{where} is not signed.")

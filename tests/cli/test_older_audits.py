@@ -70,3 +70,13 @@ def test_an_append_stores_the_macros(older: Path, tmp_path: Path) -> None:
     appended = handaudit("verify", str(day), "--append", "--out", str(out))
     assert appended.returncode in (0, 1), appended.stderr
     assert _macros(out / "audit.duckdb") == {name for name, _, _ in MACROS}
+    # The older audit is upgraded and sealed by the append: the chain starts there.
+    checked = handaudit("check", "--db", str(out / "audit.duckdb"))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "1 run chained (1 earlier run written before audits were sealed" in checked.stdout
+
+
+def test_an_older_audit_is_not_vouched_for(older: Path) -> None:
+    checked = handaudit("check", "--db", str(older / "audit.duckdb"))
+    assert checked.returncode == 1
+    assert "written before audits were sealed" in checked.stdout
