@@ -35,7 +35,7 @@ from pipeline.engine.run import Run, RunSummary, audit_files, run_row, summarize
 from pipeline.helpers.encoding import macros_sql
 from pipeline.helpers.interrupts import audit_written, interrupts_held, pause_at
 from pipeline.helpers.stages import Stages
-from pipeline.storage.chain import seal_run
+from pipeline.storage.chain import refuse_if_altered, seal_run
 from pipeline.storage.files import log_of
 from pipeline.storage.ledger import (
     NO_AUTOMATIC_CHECKPOINT,
@@ -176,6 +176,7 @@ def append_to(
     kept = _Kept(db)
     try:
         require_version(con, db)
+        refuse_if_altered(con, db)
         stored = stored_book(con, str(db))
         used = {name for (name,) in con.execute("SELECT DISTINCT rules FROM hands").fetchall()}
         run.book = merged_book(stored, run.book, used) if given else stored

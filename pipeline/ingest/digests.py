@@ -69,14 +69,20 @@ def canonical_rows(rows: pa.Table | pa.RecordBatch) -> pa.Array:
     if table.num_rows == 0:
         return pa.array([], pa.string())
     names = sorted(table.column_names)
-    plain = present_structs(
-        pa.Table.from_arrays(
-            [table[n].cast(canonical_type(table[n].type)) for n in names], names=names
+    try:
+        plain = present_structs(
+            pa.Table.from_arrays(
+                [table[n].cast(canonical_type(table[n].type)) for n in names], names=names
+            )
         )
-    )
-    frame = pl.from_arrow(plain)
-    assert isinstance(frame, pl.DataFrame)  # a table gives a frame
-    texts = frame.select(pl.struct(pl.all()).struct.json_encode()).to_series().to_arrow()
+        frame = pl.from_arrow(plain)
+        assert isinstance(frame, pl.DataFrame)  # a table gives a frame
+        texts = frame.select(pl.struct(pl.all()).struct.json_encode()).to_series().to_arrow()
+    except (pa.ArrowException, pl.exceptions.PolarsError):
+        # A value Arrow cannot cast to text or polars cannot write (a map, bytes that are
+        # no UTF-8): the rows by Python's writer, such values as text (bytes in hex).
+        rows = present_structs(table.select(names)).to_pylist()
+        return pa.array([canonical_row_text(r) for r in rows], pa.string())
     return texts.cast(pa.string())
 
 
@@ -102,7 +108,14 @@ def canonical_row_text(row: dict[str, Any]) -> str:
     """One row of `canonical_rows`' plain columns (`canonical_type`, then
     `present_structs`) as canonical JSON, by Python's own JSON writer: the definition,
     written out, that the columnar writer is tested against."""
-    return json.dumps(row, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return json.dumps(
+        row, separators=(",", ":"), ensure_ascii=False, sort_keys=True, default=_as_text
+    )
+
+
+def _as_text(value: object) -> str:
+    """A value JSON cannot hold, as text: bytes in hex, anything else as Python writes it."""
+    return value.hex() if isinstance(value, bytes) else str(value)
 
 
 class Texts(Sequence[str]):

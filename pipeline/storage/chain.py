@@ -21,7 +21,15 @@ import duckdb
 import pyarrow as pa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from pipeline.storage.seals import SEGMENT_ROWS, Segment, sealed_tables, segments, table_digest
+from pipeline.storage.ledger import LedgerError
+from pipeline.storage.seals import (
+    SEGMENT_ROWS,
+    Segment,
+    sealed_tables,
+    segment_digest,
+    segments,
+    table_digest,
+)
 from pipeline.storage.signing import sign, signed_by
 
 # Tables an audit only ever adds rows to: a run seals their earlier full segments once.
@@ -43,9 +51,10 @@ UNCHAINED = ("chain_digest", "signature", "public_key")
 NAMED_HANDS = 5
 
 
-def seal(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+def seal(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, str]:
     """Every table's segments digested into `seals` (the growing tables' sealed full
-    segments kept as they are); each table's digest, by name."""
+    segments kept as they are); each table's digest, by name, and those of the audit's
+    views and macros and of the runs before the chain (`_beside_tables`)."""
     held = _held_seals(con)
     fresh: list[Segment] = []
     digests = {}
@@ -62,7 +71,35 @@ def seal(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
         con.execute("INSERT INTO seals BY NAME SELECT * FROM fresh_seals")
     finally:
         con.unregister("fresh_seals")
-    return digests
+    return digests | _beside_tables(con, run_id)
+
+
+# What a run seals beside the tables: the definitions of the views and macros that read
+# them, and the rows of `runs` before the chain (an audit written before audits were
+# sealed): a row added there later would otherwise pass for one of them.
+DEFINITIONS, EARLIER_RUNS = "(views and macros)", "(runs before the chain)"
+
+
+def _beside_tables(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, str]:
+    definitions = con.execute(
+        "SELECT 'view ' || view_name || ': ' || sql FROM duckdb_views() "
+        "WHERE NOT internal AND NOT temporary AND database_name = current_database() "
+        "UNION ALL SELECT 'macro ' || function_name || ': ' || "
+        "coalesce(macro_definition, '') FROM duckdb_functions() "
+        "WHERE function_type IN ('macro', 'table_macro') AND NOT internal "
+        "AND database_name = current_database() ORDER BY 1"
+    ).fetchall()
+    earlier = [
+        row_text(r) for r in run_rows(con) if not r.get("table_digests") and r["run_id"] != run_id
+    ]
+    return {
+        DEFINITIONS: _digest_of([d for (d,) in definitions]),
+        EARLIER_RUNS: _digest_of(earlier),
+    }
+
+
+def _digest_of(texts: list[str]) -> str:
+    return hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode()).hexdigest()
 
 
 def _held_seals(con: duckdb.DuckDBPyConnection) -> dict[str, list[Segment]]:
@@ -87,7 +124,8 @@ def _seal_rows(parts: list[Segment]) -> pa.Table:
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
-    return [name for name, *_ in con.execute(f'DESCRIBE "{table}"').fetchall()]
+    """A table's columns as `name TYPE`: a column whose type changes changes the digest."""
+    return [f"{name} {kind}" for name, kind, *_ in con.execute(f'DESCRIBE "{table}"').fetchall()]
 
 
 def seal_run(
@@ -100,7 +138,7 @@ def seal_run(
     run's row given their digests, the chain digest of the run before it (none for a
     plain run, which says instead which audit it `replaces`), its own chain digest,
     which is returned, and with `signer`, its signature (`signing.py`)."""
-    digests = seal(con)
+    digests = seal(con, run_id)
     before = con.execute(
         "SELECT chain_digest FROM runs WHERE run_id <> ? "
         "ORDER BY finished_at DESC, run_id DESC LIMIT 1",
@@ -128,7 +166,7 @@ def replaced_digest(db: Path) -> str | None:
         return None
     try:
         with duckdb.connect(str(db), read_only=True) as con:
-            if "chain_digest" not in _columns(con, "runs"):
+            if "chain_digest VARCHAR" not in _columns(con, "runs"):
                 return None
             found = con.execute(
                 "SELECT chain_digest FROM runs ORDER BY finished_at DESC, run_id DESC LIMIT 1"
@@ -161,6 +199,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def refuse_if_altered(con: duckdb.DuckDBPyConnection, db: Path) -> None:
+    """Before an append adds anything: the audit as its last run sealed it, or a
+    sentence and exit 2 (an append would seal the edit into the chain)."""
+    runs = run_rows(con)
+    if unsealed_runs(runs) == len(runs):
+        return  # written before audits were sealed: this append seals it from now on
+    found = _chain_breaks(runs) + changed_since_sealed(con, runs, whole=False)
+    if found:
+        raise LedgerError(
+            f"The audit {db} was altered since its last run ({found[0]}"
+            + (f" and {len(found) - 1} more" if len(found) > 1 else "")
+            + "): an append would seal the edit. `handaudit check` names what changed; "
+            "restore the audit, or audit every input again into a new directory."
+        )
+
+
 def altered(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey | None = None) -> list[str]:
     """Where the audit differs from its seals and its chain, a sentence each (none: intact);
     with `signer`, every run not signed by that key too."""
@@ -170,11 +224,42 @@ def altered(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey | None = No
     found = _chain_breaks(runs)
     if signer is not None:
         found += _unsigned(runs, signer)
-    last = runs[-1]
-    sealed = json.loads(last.get("table_digests") or "{}")
-    held = _held_seals(con)
-    for table in sorted(set(sealed) | set(sealed_tables(con))):
-        found += _table_changes(con, table, sealed.get(table), held.get(table, []))
+    return found + changed_since_sealed(con, runs)
+
+
+def changed_since_sealed(
+    con: duckdb.DuckDBPyConnection, runs: list[dict[str, Any]], whole: bool = True
+) -> list[str]:
+    """How the tables differ from the digests of the last run, a sentence each. Not
+    `whole` (an append, before it adds anything): the growing tables' earlier full
+    segments are taken as sealed, but the seals themselves are checked against the
+    run's digests, so that an edit cannot be carried forward with forged seals."""
+    try:
+        sealed = json.loads(runs[-1].get("table_digests") or "{}")
+        assert isinstance(sealed, dict)
+    except (ValueError, AssertionError):
+        return ["The last runs row's table digests were altered: they are not a table of digests."]
+    try:
+        held = _held_seals(con)
+    except duckdb.Error:
+        return ["Table seals was dropped or altered: the segments' digests cannot be read."]
+    found = []
+    for name, current in _beside_tables(con, str(runs[-1]["run_id"])).items():
+        if sealed.get(name) not in (None, current):
+            found.append(f"The audit's {name[1:-1]} were altered.")
+    tables = set(sealed_tables(con))
+    for table in sorted({t for t in sealed if not t.startswith("(")} | tables):
+        parts = held.get(table, [])
+        here = _table_changes(con, table, sealed.get(table), parts, whole)
+        forged = (
+            not here
+            and table in sealed
+            and table in tables
+            and table_digest(table, _columns(con, table), parts) != sealed[table]
+        )
+        if forged:
+            here = [f"Table seals was altered: the segments of {table} are not those sealed."]
+        found += here
     return found
 
 
@@ -215,12 +300,24 @@ def _unsigned(runs: list[dict[str, Any]], signer: Ed25519PublicKey) -> list[str]
 
 
 def _table_changes(
-    con: duckdb.DuckDBPyConnection, table: str, sealed: str | None, held: list[Segment]
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    sealed: str | None,
+    held: list[Segment],
+    whole: bool = True,
 ) -> list[str]:
     if sealed is None:
         return [f"Table {table} was added after the audit was sealed."]
     if table not in sealed_tables(con):
         return [f"Table {table} was dropped from the audit."]
+    if not whole and table in GROWING and held:
+        # The last sealed segment read again: what an append seals anew of the old rows.
+        last = held[-1]
+        found = next(iter(segments(con, table, first=last.segment)), None)
+        again = found if found is None or found.rows <= last.rows else None
+        if again is None or _prefix(con, table, last) != last.digest:
+            return [f"Table {table} was altered: {_where(con, table, [last], held)}."]
+        return []
     parts = list(segments(con, table))
     if table_digest(table, _columns(con, table), parts) == sealed:
         return []
@@ -230,6 +327,13 @@ def _table_changes(
         changed = parts[min(len(parts), len(held)) - 1 :]
     counted = f"it holds {rows:,} rows where {was:,} were sealed; " if rows != was else ""
     return [f"Table {table} was altered: {counted}{_where(con, table, changed, held)}."]
+
+
+def _prefix(con: duckdb.DuckDBPyConnection, table: str, last: Segment) -> str:
+    """The digest of the first `last.rows` rows of segment `last.segment`, as they are."""
+    first = last.segment * SEGMENT_ROWS
+    rows = con.sql(f'SELECT * FROM "{table}" LIMIT {last.rows} OFFSET {first}').to_arrow_table()
+    return segment_digest(table, last.segment, rows).digest
 
 
 def _where(
@@ -246,7 +350,7 @@ def _where(
         if len(changed) > 1
         else (f"rows {first + 1:,} to {first + changed[0].rows:,}")
     )
-    if "hand_id" not in _columns(con, table) or len(changed) > 1:
+    if "hand_id VARCHAR" not in _columns(con, table) or len(changed) > 1:
         return f"the {span} differ"
     ids = con.execute(
         f'SELECT DISTINCT hand_id FROM "{table}" LIMIT {changed[0].rows} OFFSET {first}'

@@ -58,13 +58,13 @@ def segments(con: duckdb.DuckDBPyConnection, table: str, first: int = 0) -> Iter
     for batch in reader:
         pending = pa.concat_tables([pending, pa.Table.from_batches([batch])])
         while pending.num_rows >= SEGMENT_ROWS:
-            yield _segment(table, number, pending.slice(0, SEGMENT_ROWS))
+            yield segment_digest(table, number, pending.slice(0, SEGMENT_ROWS))
             pending, number = pending.slice(SEGMENT_ROWS), number + 1
     if pending.num_rows or number == first == 0:
-        yield _segment(table, number, pending)
+        yield segment_digest(table, number, pending)
 
 
-def _segment(table: str, number: int, rows: pa.Table) -> Segment:
+def segment_digest(table: str, number: int, rows: pa.Table) -> Segment:
     sha = hashlib.sha256()
     sha.update(rows.num_rows.to_bytes(8, "little"))
     for column in rows.columns:

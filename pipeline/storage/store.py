@@ -139,8 +139,9 @@ class NoAuditError(AuditError):
     """No audit database where one was asked for."""
 
 
-def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
-    """A finished audit database, read-only, for reports and explanations."""
+def open_audit(db: Path, tables_may_be_gone: bool = False) -> duckdb.DuckDBPyConnection:
+    """A finished audit database, read-only, for reports and explanations.
+    `tables_may_be_gone`: one that holds `runs` will do (`check` names what is missing)."""
     if not db.exists():
         raise NoAuditError(f"There is no audit database at {db}; run `handaudit verify` first.")
     if db.is_dir():
@@ -162,7 +163,7 @@ def open_audit(db: Path) -> duckdb.DuckDBPyConnection:
             "DuckDB lets no one read a file while one process writes it. Try again when it "
             "has finished."
         ) from None
-    if not is_audit(con):
+    if not is_audit(con) and not (tables_may_be_gone and _has_table(con, "runs")):
         con.close()
         raise NoAuditError(
             f"{db} is a DuckDB database, but not an audit (it has no audit tables): give "
@@ -193,12 +194,23 @@ def audited_inputs(db: Path) -> tuple[Path, ...]:
 
 
 def is_audit(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether a database holds an audit's tables."""
+    """Whether a database holds an audit's tables (in its own schema: a table of the same
+    name elsewhere is not one of them)."""
     found = con.execute(
-        "SELECT count(*) FROM information_schema.tables "
-        "WHERE table_name IN ('hands', 'players', 'divergences', 'quarantine', 'runs')"
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
+        "AND table_catalog = current_database() "
+        "AND table_name IN ('hands', 'players', 'divergences', 'quarantine', 'runs')"
     ).fetchall()[0]
     return bool(found) and found[0] == 5
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    found = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
+        "AND table_catalog = current_database() AND table_name = ?",
+        [name],
+    ).fetchall()
+    return bool(found[0][0])
 
 
 class AuditStore:

@@ -231,3 +231,77 @@ def test_a_key_that_cannot_serve_is_one_sentence_and_exit_2(tmp_path: Path) -> N
         assert told.returncode == 2, (args, told.stdout, told.stderr)
         assert words in told.stderr and len(told.stderr.strip().splitlines()) == 1, told.stderr
     assert not (tmp_path / "audit" / "audit.duckdb").exists()  # refused before anything
+
+
+def _ledger(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """An audit that appends built: the faults set's first days, the last day still to come."""
+    load_examples("faults")
+    lines = (EXAMPLES / "faults" / "hands.jsonl").read_text().splitlines()
+    days = write_parts(tmp_path / "days", split(lines, [20, 40]))
+    out = tmp_path / "audit"
+    for day in days[:2]:
+        assert handaudit("verify", str(day), "--append", "--out", str(out)).returncode == 1
+    return out, days
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # The issue's edit: a hand's findings deleted, its status set to ok.
+        "DELETE FROM divergences WHERE hand_id = (SELECT min(hand_id) FROM divergences)",
+        # A row of a table that only grows, and its segment's seal forged to match.
+        "UPDATE players SET net = net + 1 WHERE rowid = 3",
+        "FORGED",
+        # A runs row made up before the chain, as if written before audits were sealed.
+        "INSERT INTO runs SELECT * REPLACE ('forged' AS run_id, NULL AS table_digests, "
+        "NULL AS chain_digest, finished_at - INTERVAL 300 DAY AS finished_at) FROM runs LIMIT 1",
+    ],
+)
+def test_an_append_refuses_an_audit_altered_since_its_last_run(edit: str, tmp_path: Path) -> None:
+    out, days = _ledger(tmp_path)
+    db = out / "audit.duckdb"
+    if edit == "FORGED":
+        _edited(db, "UPDATE players SET net = net + 1 WHERE rowid = 3")
+        with duckdb.connect(str(db)) as con:
+            part = next(iter(segments(con, "players")))
+            con.execute(
+                "UPDATE seals SET digest = ? WHERE \"table\" = 'players' AND segment = 0",
+                [part.digest],
+            )
+    else:
+        _edited(db, edit)
+    before = db.read_bytes()
+    appended = handaudit("verify", str(days[2]), "--append", "--out", str(out))
+    assert appended.returncode == 2, appended.stdout + appended.stderr
+    assert "was altered since its last run" in appended.stderr
+    assert "an append would seal the edit" in appended.stderr
+    assert db.read_bytes() == before  # nothing sealed over the edit
+    assert handaudit("check", "--db", str(db)).returncode == 1
+
+
+def test_views_macros_and_column_types_are_sealed(audit: Path, tmp_path: Path) -> None:
+    for edit, words in [
+        ("CREATE OR REPLACE MACRO card_text(c) AS 'As'", "views and macros were altered"),
+        ("DROP VIEW rows", "views and macros were altered"),
+        (
+            "ALTER TABLE players ALTER COLUMN net TYPE DECIMAL(18,3) "
+            "USING (net / 10)::DECIMAL(18,3)",
+            "Table players was altered",
+        ),
+    ]:
+        db = _edited(_copy(audit, tmp_path), edit)
+        checked = handaudit("check", "--db", str(db))
+        assert checked.returncode == 1 and words in checked.stdout, (edit, checked.stdout)
+
+
+def test_a_dropped_table_or_broken_seals_are_named_not_crashed(audit: Path, tmp_path: Path) -> None:
+    for edit, words in [
+        ("DROP TABLE hands", "Table hands was dropped"),
+        ("DROP TABLE seals", "Table seals was dropped"),
+        ("UPDATE runs SET table_digests = 'not json'", "table digests were altered"),
+        ("DELETE FROM seals WHERE \"table\" = 'players'", "Table seals was altered"),
+    ]:
+        db = _edited(_copy(audit, tmp_path), edit)
+        checked = handaudit("check", "--db", str(db))
+        assert checked.returncode == 1 and words in checked.stdout, (edit, checked.stdout)
+        assert "Traceback" not in checked.stderr

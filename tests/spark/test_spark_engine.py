@@ -157,6 +157,9 @@ def test_clean_set_exits_0_and_the_database_serves_reports(tmp_path: Path) -> No
     assert str(hand) in explain.stdout
     runs = rows(out / "audit.duckdb", "runs")
     assert len(runs) == 1 and runs[0][5] == runs[0][6]  # every record read was verified
+    # The database built from Spark's Parquet is sealed as a local run's is.
+    checked = handaudit("check", "--db", str(out / "audit.duckdb"))
+    assert checked.returncode == 0 and "1 run chained" in checked.stdout, checked.stdout
 
 
 def test_without_java_it_says_so_and_exits_2(tmp_path: Path) -> None:
