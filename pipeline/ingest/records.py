@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
 
 from pipeline.ingest.digests import canonical_rows, digest_of
 from pipeline.ingest.parts import ArrowBlock, LinesBlock, ObjectsBlock
@@ -26,37 +28,57 @@ SHOWN_FIELDS = 8
 def record_at(source: str, digest: str | None) -> bytes | None:
     """The bytes of the record at `source` whose digest is `digest` (the first record
     there, if no digest is given), or None if the file no longer holds it."""
-    place = _PLACE.match(source)
-    if place is None:
-        return None
-    path, at = Path(place["file"]), int(place["at"])
-    if not path.is_file():
-        return None
-    for raw in _records_at(path, place["file"], at):
-        if digest is None or digest_of(raw) == digest:
-            return raw
-    return None
+    return records_at([(source, digest)]).get((source, digest))
 
 
-def _records_at(path: Path, name: str, at: int) -> Iterator[bytes]:
-    """The records a file holds at place `at` (a line, or a Parquet row), as its sources
-    name them: one, but for the objects of a JSON array that share a line."""
+def records_at(wanted: Iterable[tuple[str, str | None]]) -> dict[tuple[str, str | None], bytes]:
+    """The records found of those `wanted` (source and digest, as `record_at`), each
+    file read once."""
+    by_file: dict[str, dict[int, list[str | None]]] = {}
+    for source, digest in wanted:
+        place = _PLACE.match(source)
+        if place is not None:
+            by_file.setdefault(place["file"], {}).setdefault(int(place["at"]), []).append(digest)
+    found: dict[tuple[str, str | None], bytes] = {}
+    for name, places in by_file.items():
+        if not Path(name).is_file():
+            continue
+        for at, raw in _records_in(Path(name), name, set(places)):
+            for digest in places[at]:
+                key = (f"{name}:row {at}" if name.endswith(".parquet") else f"{name}:{at}", digest)
+                if key not in found and (digest is None or digest_of(raw) == digest):
+                    found[key] = raw
+    return found
+
+
+def _records_in(path: Path, name: str, places: set[int]) -> Iterator[tuple[int, bytes]]:
+    """The records a file holds at `places` (lines, or Parquet rows), as its sources
+    name them: one a place, but for the objects of a JSON array that share a line."""
     for block in read_blocks(path, name):
         parts = block.read(threads=False) if isinstance(block, RowGroupsBlock) else [block]
         for part in parts:
             if isinstance(part, LinesBlock):
                 raws = part.originals if part.originals is not None else part.lines
-                yield from (r for n, r in zip(part.line_numbers, raws, strict=True) if n == at)
+                for n, raw in zip(part.line_numbers, raws, strict=True):
+                    if n in places:
+                        yield n, raw
             elif isinstance(part, ObjectsBlock):
-                for source, raw in zip(part.sources, part.raws, strict=True):
-                    if _place_of(source) == at:
-                        yield raw.encode()
+                for source, text in zip(part.sources, part.raws, strict=True):
+                    if (at := _place_of(source)) in places:
+                        yield int(at or 0), text.encode()
             elif isinstance(part, ArrowBlock):
-                if part.first_row <= at < part.first_row + part.batch.num_rows:
-                    row = part.batch.slice(at - part.first_row, 1)
-                    yield str(canonical_rows(row)[0].as_py()).encode()
-            elif part.raw is not None and part.digest is not None and _place_of(part.source) == at:
-                yield part.raw.encode()  # a whole value that is no hand (json_array.py)
+                rows = [
+                    at - part.first_row
+                    for at in sorted(places)
+                    if part.first_row <= at < part.first_row + part.batch.num_rows
+                ]
+                if rows:
+                    texts = canonical_rows(part.batch.take(pa.array(rows))).to_pylist()
+                    for row, text in zip(rows, texts, strict=True):
+                        yield part.first_row + row, str(text).encode()
+            elif part.raw is not None and part.digest is not None:  # a value that is no hand
+                at = _place_of(part.source)
+                yield from [(at, part.raw.encode())] if at in places and at is not None else []
 
 
 def _place_of(source: str) -> int | None:

@@ -11,7 +11,7 @@ import duckdb
 
 from pipeline.ingest import Accounting
 from pipeline.ingest.quarantine import QuarantineCheck
-from pipeline.ingest.records import differing_fields, named_fields, record_at
+from pipeline.ingest.records import differing_fields, named_fields, records_at
 
 _DUPLICATE = QuarantineCheck.duplicate_hand.value
 _CONFLICTING = QuarantineCheck.conflicting_hand.value
@@ -44,11 +44,12 @@ def tell_repeats(
     `accounting` too; how many were."""
     con.execute(_EXACT_REPEATS, [after])
     conflicts = con.execute(_CONFLICTS, [after]).fetchall()
+    audited = records_at((c[4], c[5]) for c in conflicts)  # each file read once
     for rowid, source, hand_id, raw, audited_source, audited_digest in conflicts:
+        first = audited.get((audited_source, audited_digest))
         message = (
             f"{source}: hand {hand_id} conflicts with the record audited from "
-            f"{audited_source}: {_what_differs(raw, audited_source, audited_digest)}; only "
-            "the first record is audited"
+            f"{audited_source}: {_what_differs(raw, first)}; only the first record is audited"
         )
         con.execute(
             'UPDATE quarantine SET "check" = ?, message = ? WHERE rowid = ?',
@@ -61,8 +62,7 @@ def tell_repeats(
     return len(conflicts)
 
 
-def _what_differs(raw: str | None, audited_source: str, audited_digest: str) -> str:
-    audited = record_at(audited_source, audited_digest)
+def _what_differs(raw: str | None, audited: bytes | None) -> str:
     if audited is None or raw is None:
         return (
             "the records' digests differ (the audited record could not be read again "
@@ -73,4 +73,4 @@ def _what_differs(raw: str | None, audited_source: str, audited_digest: str) -> 
         return "the records' digests differ (one of them is not JSON)"
     if not fields:
         return "the same fields and values, written differently"
-    return f"{named_fields(fields)} differ"
+    return f"{named_fields(fields)} {'differs' if len(fields) == 1 else 'differ'}"
