@@ -71,7 +71,7 @@ DATASET = tuple(name for name in COLUMNS if name not in ("quarantine_appearances
 # Tables whose rows an append only adds to: the new units' files join the old ones.
 GROWING = EARLY
 # Tables an append may change anywhere: written whole from the database each time.
-REWRITTEN = ("divergences", "quarantine", "runs", "rule_profiles", "rule_tables")
+REWRITTEN = ("divergences", "quarantine", "runs", "rule_profiles", "rule_tables", "seals")
 
 
 def append_on_spark(

@@ -24,6 +24,9 @@ from pipeline.storage.store import ParquetLoad
 from pipeline.storage.stored import EARLY
 
 T = TypeVar("T")
+# What the database makes of the tables it loads, written again to the dataset: the
+# repeats told apart in `quarantine`, and the run sealed (`storage.chain`).
+HELD = ("quarantine", "runs", "seals")
 
 
 class Database:
@@ -56,19 +59,21 @@ class Database:
             self._write(self._early.result)
 
     def finish(self, root: str, files: Iterable[Written]) -> Path:
-        """The tables of `files` not loaded early loaded, the quarantine below `root`
-        written again as the database holds it (the record each repeated hand's row
-        names is known only once all are loaded), and audit.duckdb published."""
+        """The tables of `files` not loaded early loaded, the tables the database derives
+        and seals (`HELD`: repeats are told apart only once all are loaded) written again
+        below `root` as it holds them, and audit.duckdb published."""
         self.wait()
         rest = [f for f in files if f.path not in self._early_files]
         self._write(lambda: self._files(root, rest))
-        self._write(lambda: self._quarantine_as_held(root))
+        self._write(lambda: self._as_held(root))
         return self._write(self._loaded().commit)
 
-    def _quarantine_as_held(self, root: str) -> None:
-        con = self._loaded().derive()
-        shutil.rmtree(Path(root) / "quarantine", ignore_errors=True)
-        export_table(con, root, "quarantine", "")
+    def _as_held(self, root: str) -> None:
+        """The tables the database derives or seals, below `root` as it holds them."""
+        con = self._loaded().seal()
+        for name in HELD:
+            shutil.rmtree(Path(root) / name, ignore_errors=True)
+            export_table(con, root, name, "")
 
     @property
     def conflicting(self) -> int:

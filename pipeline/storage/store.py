@@ -429,14 +429,19 @@ class ParquetLoad:
             self.derived = True
         return self.store.con
 
-    def commit(self) -> Path:
-        """Derived, the run sealed (its row came with the tables), and published."""
+    def seal(self) -> duckdb.DuckDBPyConnection:
+        """Once derived: the run sealed (its row came with the tables, unsealed)."""
         con = self.derive()
         replaces = replaced_digest(self.store.final)
         for (run_id,) in con.execute(
             "SELECT run_id FROM runs WHERE chain_digest IS NULL"
         ).fetchall():
             seal_run(con, run_id, replaces)
+        return con
+
+    def commit(self) -> Path:
+        """Derived, sealed, and published."""
+        self.seal()
         return self.store.commit()
 
     def discard(self) -> None:
