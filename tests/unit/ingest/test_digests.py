@@ -59,7 +59,7 @@ def test_the_canonical_json_is_the_definition_on_every_shape_of_row(tmp_path: Pa
 
 
 def test_the_canonical_json_does_not_depend_on_the_order_of_columns() -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"b": 1, "a": {"y": "x", "x": None}, "c": None, "d": [{"e": None}, None]},
         {"b": 2, "a": None, "c": [None], "d": None},
     ]
