@@ -128,6 +128,7 @@ def test_faults_split_over_files_and_partitions_give_the_local_rows(tmp_path: Pa
             "runs",
             "rule_profiles",
             "rule_tables",
+            "seals",
         ]
     )
     assert any(p.name.startswith("day=") for p in (parquet / "players").iterdir())
