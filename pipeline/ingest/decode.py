@@ -28,7 +28,13 @@ import pyarrow.json as pj
 from pydantic import ValidationError
 
 from pipeline.helpers.columns import Leaf, at_path, leaves, map_leaves, whole
-from pipeline.ingest.digests import Texts, canonical_rows, column_digests, digests_of
+from pipeline.ingest.digests import (
+    Texts,
+    canonical_rows,
+    column_digests,
+    digests_of,
+    line_digests,
+)
 from pipeline.ingest.hand_history import (
     MONEY_DIGITS,
     MONEY_SCALE,
@@ -274,7 +280,10 @@ def concat(parts: list[Decoded]) -> Decoded:
 def decode_lines(block: LinesBlock, threads: bool = True) -> Decoded:
     sources = [f"{block.path}:{n}" for n in block.line_numbers]
     raws: Sequence[bytes | str] = _BlockLines(block) if block.originals is None else block.originals
-    digests = digests_of(raws)
+    if block.ends is not None and block.originals is None:
+        digests = line_digests(block.text, block.ends)
+    else:
+        digests = digests_of(raws)
 
     def text(lo: int, hi: int) -> bytes:
         all_of_it = lo == 0 and hi == len(sources)

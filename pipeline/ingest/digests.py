@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, overload
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 import pyarrow as pa
 
@@ -29,8 +30,18 @@ def digests_of(raws: Iterable[bytes | str]) -> list[str]:
     return [digest_of(raw) for raw in raws]
 
 
+def line_digests(text: bytes, ends: npt.NDArray[np.int64]) -> list[str]:
+    """The digests of the lines of `text` ending at `ends` (each at its line feed, the last
+    at the text's end), hashed in place: no line is copied out of the text."""
+    data, stops = memoryview(text), ends.tolist()
+    starts = [0, *(e + 1 for e in stops[:-1])]
+    return [hashlib.sha256(data[a:b]).hexdigest() for a, b in zip(starts, stops, strict=True)]
+
+
 def column_digests(texts: pa.Array) -> list[str]:
     """The digests of a column of texts (no nulls), read from its buffers in place."""
+    if str(texts.type) == "string_view":
+        return _view_digests(texts)
     texts = texts.cast(pa.large_string()) if pa.types.is_string(texts.type) else texts
     offsets = np.frombuffer(texts.buffers()[1], np.int64)[
         texts.offset : texts.offset + len(texts) + 1
@@ -38,6 +49,29 @@ def column_digests(texts: pa.Array) -> list[str]:
     data = memoryview(texts.buffers()[2] or b"")
     ends = offsets.tolist()
     return [hashlib.sha256(data[a:b]).hexdigest() for a, b in itertools.pairwise(ends)]
+
+
+def _view_digests(texts: pa.Array) -> list[str]:
+    """`column_digests` of Arrow's string views (as polars holds text): each view is 16
+    bytes, its length first; a text of up to 12 bytes follows it inline, a longer one is
+    at the offset (last) in the data buffer (third) it names."""
+    buffers = texts.buffers()
+    views = np.frombuffer(buffers[1], np.int32).reshape(-1, 4)[
+        texts.offset : texts.offset + len(texts)
+    ]
+    inline, data = memoryview(buffers[1]), [memoryview(b) for b in buffers[2:]]
+    first = texts.offset
+    out = []
+    for row, (size, _, buffer, at) in enumerate(views.tolist(), first):
+        if size <= _INLINE:
+            out.append(hashlib.sha256(inline[16 * row + 4 : 16 * row + 4 + size]).hexdigest())
+        else:
+            out.append(hashlib.sha256(data[buffer][at : at + size]).hexdigest())
+    return out
+
+
+# The longest text a string view holds in itself.
+_INLINE = 12
 
 
 def canonical_type(given: pa.DataType) -> pa.DataType:
@@ -67,7 +101,7 @@ def canonical_rows(rows: pa.Table | pa.RecordBatch) -> pa.Array:
     a decimal "12.50", a timestamp "2026-11-29 20:15:03.000000Z"."""
     table = rows if isinstance(rows, pa.Table) else pa.Table.from_batches([rows])
     if table.num_rows == 0:
-        return pa.array([], pa.string())
+        return pa.array([], pa.large_string())
     names = sorted(table.column_names)
     try:
         plain = present_structs(
@@ -77,13 +111,23 @@ def canonical_rows(rows: pa.Table | pa.RecordBatch) -> pa.Array:
         )
         frame = pl.from_arrow(plain)
         assert isinstance(frame, pl.DataFrame)  # a table gives a frame
-        texts = frame.select(pl.struct(pl.all()).struct.json_encode()).to_series().to_arrow()
+        texts = _arrow(frame.select(pl.struct(pl.all()).struct.json_encode()).to_series())
     except (pa.ArrowException, pl.exceptions.PolarsError):
         # A value Arrow cannot cast to text or polars cannot write (a map, bytes that are
         # no UTF-8): the rows by Python's writer, such values as text (bytes in hex).
         rows = present_structs(table.select(names)).to_pylist()
-        return pa.array([canonical_row_text(r) for r in rows], pa.string())
-    return texts.cast(pa.string())
+        return pa.array([canonical_row_text(r) for r in rows], pa.large_string())
+    return texts
+
+
+def _arrow(texts: pl.Series) -> pa.Array:
+    """polars' texts as Arrow's, as it holds them (string views: no copy) where this
+    polars can say so (1.1 and later)."""
+    try:
+        newest = pl.CompatLevel.newest()  # type: ignore[attr-defined,unused-ignore]
+    except AttributeError:
+        return texts.to_arrow()
+    return texts.to_arrow(compat_level=newest)
 
 
 def present_structs(table: pa.Table) -> pa.Table:

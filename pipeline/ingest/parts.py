@@ -35,6 +35,7 @@ class LinesBlock:
         lines: list[bytes] | None = None,
         *,
         text: bytes | None = None,
+        ends: npt.NDArray[np.int64] | None = None,
         originals: list[bytes] | None = None,
     ) -> None:
         if (lines is None) == (text is None):
@@ -43,6 +44,9 @@ class LinesBlock:
         self.line_numbers = line_numbers
         self._lines = lines
         self._text = text
+        # Where each line of `text` ends (its line feed, or the text's end), when the
+        # reader found them: the lines' digests are then taken in place.
+        self.ends = ends
         # Each record's own text where the line is not it (an object of a JSON array,
         # made one line); the line otherwise.
         self.originals = originals

@@ -289,7 +289,8 @@ def _lines_block(
     firsts = np.concatenate([[start - 1], ends[:-1]]) + 1 - start  # each line's start
     ordinary = b"\r" not in text and int(firsts[-1]) < len(text)  # the last one not empty
     if ordinary and bool((np.frombuffer(text, np.uint8)[firsts] == _OPEN_BRACE).all()):
-        return LinesBlock(name, list(range(n + 1, n + 1 + len(ends))), text=text)
+        numbers = list(range(n + 1, n + 1 + len(ends)))
+        return LinesBlock(name, numbers, text=text, ends=ends - start)
     numbers = []
     lines = []
     for number, line in enumerate(text.split(b"\n"), n + 1):

@@ -4,6 +4,7 @@ block sizes (lines longer than a read, blank lines, CRLF, no final newline)."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from pipeline.ingest import parts as ingest_parts
 from pipeline.ingest import sources
+from pipeline.ingest.digests import line_digests
 from pipeline.ingest.parts import LinesBlock
 from pipeline.ingest.sources import read_blocks
 
@@ -36,6 +38,9 @@ def read(path: Path) -> list[tuple[int, bytes]]:
         assert isinstance(block, LinesBlock)
         got += list(zip(block.line_numbers, block.lines, strict=True))
         assert block.text == b"\n".join(block.lines)
+        if block.ends is not None:  # the lines' digests, taken in place, are theirs
+            own = [hashlib.sha256(line).hexdigest() for line in block.lines]
+            assert line_digests(block.text, block.ends) == own
         assert len(block.line_numbers) <= ingest_parts.LINES_PER_BLOCK
         assert len(block.text) <= ingest_parts.BLOCK_BYTES or b"\n" not in block.text
     return got
