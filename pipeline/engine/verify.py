@@ -6,7 +6,7 @@ table rules over the stored hands, and the run row.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import duckdb
@@ -19,7 +19,7 @@ from pipeline.engine.table_cache import cached_tables
 from pipeline.helpers.errors import AuditError
 from pipeline.helpers.progress import Progress
 from pipeline.helpers.stages import Stages
-from pipeline.storage.chain import replaced_digest, seal_run
+from pipeline.storage.chain import growing_segments, replaced_digest, seal_run
 from pipeline.storage.files import hand_histories
 from pipeline.storage.ledger import (
     digest,
@@ -30,6 +30,7 @@ from pipeline.storage.ledger import (
 )
 from pipeline.storage.profiles import profile_rows, table_rows
 from pipeline.storage.repeats import tell_repeats
+from pipeline.storage.seals import Segment
 from pipeline.storage.store import DB_NAME, AuditStore, insert_rows
 from pipeline.storage.table_rules import QUARANTINE_APPEARANCES, check_table_rules
 
@@ -80,8 +81,9 @@ def _verify(
 ) -> RunSummary:
     store = AuditStore(out_dir, stages)
     files = _once(run, files)
-    with ThreadPoolExecutor(1, thread_name_prefix="digest") as digesting:
-        digests = digesting.map(digest, files)  # beside the audit: it reads the same bytes
+    with ThreadPoolExecutor(1, thread_name_prefix="digest") as beside:
+        digests = beside.map(digest, files)  # beside the audit: it reads the same bytes
+        growing: Future[dict[str, list[Segment]]] | None = None
         try:
             audit_files(run, files, store, stages, workers)
             insert_rows(store.con, "rule_profiles", profile_rows(run.book))
@@ -89,6 +91,8 @@ def _verify(
             with stages.stage("table rules"):
                 store.query(QUARANTINE_APPEARANCES.format(source="quarantine"))
                 store.flush()
+                # The tables that only grow are final: digested while the rules run.
+                growing = beside.submit(growing_segments, store.con.cursor())
                 tell_repeats(store.con, run.accounting)
                 check_table_rules(store)
             summary = summarize(store.con, run, store.final)
@@ -96,9 +100,12 @@ def _verify(
             run.digests = list(digests)
             insert_rows(store.con, "runs", run_row(run, summary))
             with stages.stage("seal"):
-                seal_run(store.con, run.run_id, replaced_digest(store.final), run.signer)
+                replaces = replaced_digest(store.final)
+                seal_run(store.con, run.run_id, replaces, run.signer, growing.result())
             summary.database = store.commit(parquet=parquet)
         except BaseException:
+            if growing is not None:  # its connection ends before the database does
+                wait([growing])
             store.discard()
             raise
         finally:

@@ -27,7 +27,7 @@ from typing import Protocol
 
 # The phases a run may be paused at, in the order a `verify` meets them.
 PHASES = (
-    *("starting", "reading", "auditing", "inserting"),
+    *("starting", "reading", "auditing", "inserting", "sealing"),
     *("committing", "checkpointing", "printing", "exiting", "cleaning"),
 )
 PAUSE_AT = "HANDAUDIT_PAUSE_AT"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -21,6 +22,8 @@ import duckdb
 import pyarrow as pa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from pipeline.helpers.interrupts import pause_at
+from pipeline.storage.connection import OFFLINE
 from pipeline.storage.ledger import LedgerError
 from pipeline.storage.seals import (
     SEGMENT_ROWS,
@@ -51,18 +54,21 @@ UNCHAINED = ("chain_digest", "signature", "public_key")
 NAMED_HANDS = 5
 
 
-def seal(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, str]:
+def seal(
+    con: duckdb.DuckDBPyConnection, run_id: str, ready: Mapping[str, list[Segment]] | None = None
+) -> dict[str, str]:
     """Every table's segments digested into `seals` (the growing tables' sealed full
-    segments kept as they are); each table's digest, by name, and those of the audit's
-    views and macros and of the runs before the chain (`_beside_tables`)."""
-    held = _held_seals(con)
+    segments kept as they are, those `ready` taken as digested); each table's digest, by
+    name, and those of the audit's views and macros and of the runs before the chain
+    (`_beside_tables`)."""
+    held, ready = _held_seals(con), ready or {}
     fresh: list[Segment] = []
     digests = {}
     for table in sealed_tables(con):
         before = held.get(table, []) if table in GROWING else []
         kept = [s for s in before if s.rows == SEGMENT_ROWS]  # full segments, in order
         kept = kept[: next((i for i, s in enumerate(kept) if s.segment != i), len(kept))]
-        parts = kept + list(segments(con, table, first=len(kept)))
+        parts = ready.get(table) or kept + list(segments(con, table, first=len(kept)))
         fresh += parts
         digests[table] = table_digest(table, _columns(con, table), parts)
     con.execute("DELETE FROM seals")
@@ -72,6 +78,16 @@ def seal(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, str]:
     finally:
         con.unregister("fresh_seals")
     return digests | _beside_tables(con, run_id)
+
+
+def growing_segments(con: duckdb.DuckDBPyConnection) -> dict[str, list[Segment]]:
+    """The segments of a new audit's growing tables, once they hold their final rows: a
+    plain run digests them on a connection of its own (`con`) while the table rules run,
+    for `seal` to take as `ready`."""
+    try:
+        return {t: list(segments(con, t)) for t in sealed_tables(con) if t in GROWING}
+    finally:
+        con.close()
 
 
 # What a run seals beside the tables: the definitions of the views and macros that read
@@ -133,12 +149,15 @@ def seal_run(
     run_id: str,
     replaces: str | None = None,
     signer: Ed25519PrivateKey | None = None,
+    ready: Mapping[str, list[Segment]] | None = None,
 ) -> str:
     """Once the run's row is stored and every table final: the tables sealed, and the
     run's row given their digests, the chain digest of the run before it (none for a
     plain run, which says instead which audit it `replaces`), its own chain digest,
-    which is returned, and with `signer`, its signature (`signing.py`)."""
-    digests = seal(con, run_id)
+    which is returned, and with `signer`, its signature (`signing.py`); `ready`: tables
+    already digested (`growing_segments`)."""
+    pause_at("sealing", con)
+    digests = seal(con, run_id, ready)
     before = con.execute(
         "SELECT chain_digest FROM runs WHERE run_id <> ? "
         "ORDER BY finished_at DESC, run_id DESC LIMIT 1",
@@ -165,7 +184,7 @@ def replaced_digest(db: Path) -> str | None:
     if not db.is_file():
         return None
     try:
-        with duckdb.connect(str(db), read_only=True) as con:
+        with duckdb.connect(str(db), read_only=True, config=OFFLINE) as con:
             if "chain_digest VARCHAR" not in _columns(con, "runs"):
                 return None
             found = con.execute(

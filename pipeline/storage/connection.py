@@ -17,6 +17,12 @@ from pipeline.helpers.errors import AuditError
 from pipeline.storage.files import log_of, spill_dir
 
 RETRY_SECONDS = 0.25
+# Every connection works offline: DuckDB would otherwise fetch an extension from the
+# internet to open a file of another kind (a SQLite database given as the audit, say).
+OFFLINE: dict[str, Any] = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
 
 
 class ForeignLogError(AuditError):
@@ -41,7 +47,7 @@ def connected(
     waited = 0.0
     while True:
         try:
-            con = duckdb.connect(str(db), read_only=read_only, config=config or {})
+            con = duckdb.connect(str(db), read_only=read_only, config=OFFLINE | (config or {}))
             if not read_only:  # times written in UTC, whatever the machine's zone (as
                 con.execute("SET TimeZone = 'UTC'")  # the Spark engine's tasks write them)
             return con
@@ -75,3 +81,14 @@ def refuse_foreign_log(db: Path, error: duckdb.Error) -> None:
         f"It may be damaged, or belong to another copy of the audit: move it away (the "
         f"audit is then what {db.name} holds), or put back the {db.name} it came with."
     )
+
+
+def not_duckdb(error: duckdb.Error) -> str:
+    """What DuckDB's failure to open a file says of it, in a few words: the first line of
+    the error, or which other kind of file it took it for."""
+    text = str(error)
+    other = re.search(r'Extension "(\w+)" is an existing extension', text)
+    if other:
+        kind = other.group(1)
+        return f"DuckDB takes it for a file of its {kind} extension, which handaudit does not load"
+    return text.splitlines()[0] if text else type(error).__name__

@@ -24,9 +24,11 @@ from pipeline.helpers import settings
 from pipeline.helpers.errors import AuditError
 from pipeline.ingest.quarantine import Quarantined
 from pipeline.storage.connection import (
+    OFFLINE,
     connected,
     holder,
     is_locked,
+    not_duckdb,
     refuse_foreign_log,
     writer_config,
 )
@@ -164,11 +166,11 @@ def may_replace(db: Path, replace: bool) -> None:
     if replace or not db.exists():
         return
     try:
-        con = duckdb.connect(str(db), read_only=True)
+        con = duckdb.connect(str(db), read_only=True, config=OFFLINE)
     except duckdb.Error as error:
         refuse_foreign_log(db, error)
         raise LedgerError(
-            f"The audit {db} cannot be read ({str(error).splitlines()[0]}), so whether "
+            f"The audit {db} cannot be read ({not_duckdb(error)}), so whether "
             "this run would replace appended days cannot be told: add --replace to replace "
             "it with this run's audit."
         ) from None

@@ -27,7 +27,7 @@ from pipeline.helpers.packing import CARDS, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
 from pipeline.ingest.quarantine import Quarantined
 from pipeline.storage.chain import replaced_digest, seal_run
-from pipeline.storage.connection import connected, is_locked, writer_config
+from pipeline.storage.connection import connected, is_locked, not_duckdb, writer_config
 from pipeline.storage.files import DB_NAME, log_of, partial_db, spill_dir
 from pipeline.storage.ledger import SCHEMA_VERSION
 from pipeline.storage.repeats import tell_repeats
@@ -157,7 +157,7 @@ def open_audit(db: Path, tables_may_be_gone: bool = False) -> duckdb.DuckDBPyCon
                 "writing: close it (or open it with read_only=True) and read again."
             ) from None
         if not (isinstance(error, duckdb.IOException) and is_locked(error)):
-            raise NoAuditError(f"{db} is not an audit database: {error}") from None
+            raise NoAuditError(f"{db} is not an audit database: {not_duckdb(error)}.") from None
         raise NoAuditError(
             f"The audit {db} is being written by another process (an append under way): "
             "DuckDB lets no one read a file while one process writes it. Try again when it "

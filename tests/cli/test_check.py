@@ -5,6 +5,7 @@ untouched audit, after a week of appends, exits 0."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -155,6 +156,26 @@ def test_a_plain_run_over_an_audit_keeps_the_digest_it_replaced(
 def test_no_audit_is_a_sentence_and_exit_2(tmp_path: Path) -> None:
     checked = handaudit("check", "--db", str(tmp_path / "none.duckdb"))
     assert checked.returncode == 2 and "no audit database" in checked.stderr
+
+
+def test_a_database_of_another_kind_is_told_offline(tmp_path: Path) -> None:
+    """A SQLite file given as the audit: DuckDB would fetch its extension from the internet
+    to open it; the commands say what it is instead, in a sentence."""
+    other = tmp_path / "audit.sqlite"
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE hands (hand_id TEXT)")
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copy(other, out / "audit.duckdb")
+    for args in (
+        ("check", "--db", str(other)),
+        ("report", "divergence_summary", "--db", str(other)),
+        ("verify", str(FAULTS), "--out", str(out)),
+    ):
+        told = handaudit(*args)
+        assert told.returncode == 2, (args, told.stderr)
+        assert "sqlite extension, which handaudit does not load" in told.stderr, told.stderr
+        assert len(told.stderr.strip().splitlines()) == 1
 
 
 def _keys(folder: Path, name: str) -> tuple[Path, Path]:
