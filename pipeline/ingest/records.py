@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -105,8 +107,34 @@ def _differences(a: Any, b: Any, at: str) -> Iterator[str]:
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             yield from _differences(x, y, f"{at}[{i}]")
-    elif a != b or type(a) is not type(b):
+    elif not _same_value(a, b):
         yield at or "the record"
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether two values of JSON mean the same: equal as written, or as amounts (12.5 and
+    "12.50"), or as instants (a JSON text and a Parquet timestamp's canonical text; one
+    with no zone in UTC)."""
+    if type(a) is type(b) and a == b:
+        return True
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return False
+    if isinstance(a, list | dict) or isinstance(b, list | dict):
+        return False
+    try:
+        return Decimal(str(a)) == Decimal(str(b))
+    except ArithmeticError:
+        pass
+    try:
+        first, second = datetime.fromisoformat(str(a)), datetime.fromisoformat(str(b))
+    except ValueError:
+        return False
+    return _utc(first) == _utc(second)
+
+
+def _utc(instant: datetime) -> datetime:
+    """An instant with no zone is read as UTC, as the audit reads it."""
+    return instant if instant.tzinfo is not None else instant.replace(tzinfo=UTC)
 
 
 def named_fields(fields: list[str]) -> str:

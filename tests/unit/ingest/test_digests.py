@@ -111,4 +111,15 @@ def test_the_fields_that_differ_are_named_by_path() -> None:
         "y",
     ]
     assert differing_fields(json.dumps(a), "{not json") is None
-    assert differing_fields('{"won": 12}', '{"won": "12"}') == ["won"]
+    # Values are compared by what they mean: an amount as text or number, an instant as
+    # JSON text or as a Parquet timestamp's canonical text (no zone: UTC).
+    same = '{"won": 12, "started_at": "2026-11-29T20:15:03Z", "at": "2026-11-29T20:15:03"}'
+    also = (
+        '{"won": "12.00", "started_at": "2026-11-29 20:15:03.000000Z", '
+        '"at": "2026-11-29T20:15:03+00:00"}'
+    )
+    assert differing_fields(same, also) == []
+    assert differing_fields(
+        '{"won": 12, "t": "2026-11-29T20:15:03Z"}', '{"won": "12.01", "t": "2026-11-29T20:15:04Z"}'
+    ) == ["won", "t"]
+    assert differing_fields('{"f": true, "g": null}', '{"f": 1, "g": 0}') == ["f", "g"]
