@@ -203,9 +203,19 @@ def _objects_of(path: Path, name: str) -> Objects | None:
 
 
 def _open(path: Path, name: str) -> IO[bytes]:
-    if name.endswith(".gz"):
-        return typing.cast(IO[bytes], gzip.open(path, "rb"))
-    return path.open("rb")
+    """The file's bytes (decompressed), past a byte order mark at its start: UTF-8 text
+    may begin with one (as some editors on Windows write it), and it is no part of JSON."""
+    stream = (
+        typing.cast(IO[bytes], gzip.open(path, "rb"))  # noqa: SIM115 (the caller closes it)
+        if name.endswith(".gz")
+        else path.open("rb")
+    )
+    if stream.peek(len(_BOM))[: len(_BOM)] == _BOM:  # type: ignore[attr-defined]
+        stream.read(len(_BOM))
+    return stream
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def _peek(stream: IO[bytes]) -> bytes | None:

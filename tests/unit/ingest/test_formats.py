@@ -83,6 +83,10 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text(json.dumps(records, indent=1))
     (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(source.read_bytes()))
     (tmp_path / "c.json.gz").write_bytes(gzip.compress(json.dumps(records).encode()))
+    # Text that starts with a byte order mark, as some editors write UTF-8: no part of JSON.
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "g.json").write_bytes(bom + json.dumps(records).encode())
+    (tmp_path / "h.jsonl.gz").write_bytes(gzip.compress(bom + source.read_bytes()))
     table = pa.concat_tables([decode_lines(b).table for b in read_blocks(source)])  # type: ignore[arg-type]
     pq.write_table(table, tmp_path / "d.parquet")
     # Money as decimal strings, in another column order, without the optional fields.
@@ -108,7 +112,8 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
     want = digest(ingest(source)[0])
     assert len(want["hands.hand_no"]) == 120
     digests = {}
-    for name in ("a.json", "b.jsonl.gz", "c.json.gz", "d.parquet", "e.parquet", "f.parquet"):
+    names = ("a.json", "b.jsonl.gz", "c.json.gz", "d.parquet", "e.parquet", "f.parquet")
+    for name in (*names, "g.json", "h.jsonl.gz"):
         batches, rejects, _ = ingest(tmp_path / name)
         digests[name] = [d for b in batches for d in b.hands.digest.to_pylist()]
         assert rejects == [], (name, rejects[:1])
@@ -124,7 +129,8 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
     lines_digests = [hashlib.sha256(line.encode()).hexdigest() for line in lines]
     assert sorted(digests["b.jsonl.gz"]) == sorted(lines_digests)
     objects = [hashlib.sha256(json.dumps(r).encode()).hexdigest() for r in records]
-    assert sorted(digests["c.json.gz"]) == sorted(objects)
+    assert sorted(digests["c.json.gz"]) == sorted(objects) == sorted(digests["g.json"])
+    assert digests["h.jsonl.gz"] == digests["b.jsonl.gz"]
     assert digests["d.parquet"] == digests["f.parquet"]
     assert set(digests["d.parquet"]).isdisjoint(digests["e.parquet"])
 
