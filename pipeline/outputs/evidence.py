@@ -2,9 +2,9 @@
 
 Everything an investigator needs about the hand in one folder, each file named in a
 `MANIFEST.sha256` that `sha256sum -c` verifies: the raw record in its exact bytes (read
-again at its source, found by its digest), the explanation as text and as offline
-HTML, its divergences (or quarantine rows), its house-rules profile, and the audit's
-runs with their chain digests.
+again at its source, found by its digest; each quarantined copy beside it), the
+explanation as text and as offline HTML, its divergences (or quarantine rows), its
+house-rules profile, and the audit's runs with their chain digests.
 """
 
 from __future__ import annotations
@@ -55,17 +55,21 @@ def write_case(db: Path, hand_id: str, folder: Path) -> list[str]:
 
 def _gathered(con: duckdb.DuckDBPyConnection, hand_id: str) -> dict[str, bytes]:
     hand = _rows(con, "SELECT * FROM hands WHERE hand_id = ?", hand_id)
-    quarantined = _rows(con, "SELECT * FROM quarantine WHERE hand_id = ?", hand_id)
+    quarantined = _rows(con, "SELECT * FROM quarantine WHERE hand_id = ? ORDER BY rowid", hand_id)
     files: dict[str, bytes] = {}
-    where = hand[0] if hand else quarantined[0]
-    raw = record_at(str(where["source"]), where.get("record_digest"))
-    if raw is not None:
-        files["record.json"] = raw
-    else:
-        files["record-not-found.txt"] = (
-            f"The record of hand {hand_id} is no longer at {where['source']} with the digest "
-            f"{where.get('record_digest')}: the file is gone or was changed since the audit.\n"
-        ).encode()
+    # Every record of the hand: the audited one first, then each copy quarantined (a
+    # repeat, exact or conflicting), `record-2.json` on.
+    for n, where in enumerate([*hand, *quarantined], 1):
+        name = "record" if n == 1 else f"record-{n}"
+        raw = record_at(str(where["source"]), where.get("record_digest"))
+        if raw is not None:
+            files[f"{name}.json"] = raw
+        else:
+            files[f"{name}-not-found.txt"] = (
+                f"The record of hand {hand_id} is no longer at {where['source']} with the "
+                f"digest {where.get('record_digest')}: the file is gone or was changed since "
+                "the audit.\n"
+            ).encode()
     divergences = _rows(con, "SELECT * FROM divergences WHERE hand_id = ? ORDER BY ALL", hand_id)
     files["divergences.json"] = _json(divergences)
     if quarantined:

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.ingest.records import differing_fields
 from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES, load_examples
 
@@ -85,6 +86,19 @@ def test_a_repeat_in_one_run_is_exact_or_conflicting(suffix: str, tmp_path: Path
     assert _fields(conflict) == CHANGED
     if suffix != ".json":  # a JSON array's sources are the lines its objects start on
         assert exact_at == _place(path, 31) and changed_at == _place(path, 32)
+    # The hand's case file holds every copy: the audited record, then the two repeats.
+    case = tmp_path / "case"
+    db = str(tmp_path / "audit" / "audit.duckdb")
+    assert (
+        handaudit("explain", first["hand_id"], "--db", db, "--evidence", str(case)).returncode == 0
+    )
+    copies = [json.loads((case / f"record{n}.json").read_bytes()) for n in ("", "-2", "-3")]
+    assert _differing(copies[0], first) == _differing(copies[1], first) == set()
+    assert _differing(copies[2], first) == CHANGED
+
+
+def _differing(record: dict[str, Any], hand: dict[str, Any]) -> set[str]:
+    return set(differing_fields(json.dumps(record), json.dumps(hand)) or [])
 
 
 def _audited_source(db: Path, hand_id: str) -> str:
