@@ -14,6 +14,7 @@ from pipeline.core.rules import Profile
 from pipeline.helpers.display import quoted, visible
 from pipeline.helpers.errors import AuditError
 from pipeline.outputs.text_table import text_table
+from pipeline.storage.connection import has_column
 from pipeline.storage.store import open_audit
 from pipeline.storage.stored import LAYOUT
 
@@ -32,12 +33,7 @@ _HAND = (
 
 def _digest_column(con: duckdb.DuckDBPyConnection, table: str) -> str:
     """The record digest of `table`'s rows, NULL in an audit written before they were kept."""
-    found = con.execute(
-        "SELECT count(*) FROM information_schema.columns "
-        "WHERE table_name = ? AND column_name = 'record_digest'",
-        [table],
-    ).fetchall()
-    return "record_digest" if found and found[0][0] else "NULL AS record_digest"
+    return "record_digest" if has_column(con, table, "record_digest") else "NULL AS record_digest"
 
 
 def _records(con: duckdb.DuckDBPyConnection, sql: str, *params: object) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -23,7 +23,7 @@ import pyarrow as pa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from pipeline.helpers.interrupts import pause_at
-from pipeline.storage.connection import OFFLINE
+from pipeline.storage.connection import OFFLINE, has_column
 from pipeline.storage.ledger import LedgerError
 from pipeline.storage.seals import (
     SEGMENT_ROWS,
@@ -34,20 +34,8 @@ from pipeline.storage.seals import (
     table_digest,
 )
 from pipeline.storage.signing import sign, signed_by
+from pipeline.storage.stored import GROWING
 
-# Tables an audit only ever adds rows to: a run seals their earlier full segments once.
-# (The others are rewritten in place: the rules across hands judge `hands` and
-# `divergences` again, repeats are named in `quarantine`, profiles replaced.)
-GROWING = (
-    "players",
-    "row_values",
-    "family_row_values",
-    "settlements",
-    "sitting_out",
-    "player_streets",
-    "quarantine_appearances",
-    "hand_values",
-)
 # What a runs row's chain digest does not cover: itself, and its signature.
 UNCHAINED = ("chain_digest", "signature", "public_key")
 # Hands named in a sentence, at most.
@@ -185,7 +173,7 @@ def replaced_digest(db: Path) -> str | None:
         return None
     try:
         with duckdb.connect(str(db), read_only=True, config=OFFLINE) as con:
-            if "chain_digest VARCHAR" not in _columns(con, "runs"):
+            if not has_column(con, "runs", "chain_digest"):
                 return None
             found = con.execute(
                 "SELECT chain_digest FROM runs ORDER BY finished_at DESC, run_id DESC LIMIT 1"
@@ -288,12 +276,17 @@ def unsealed_runs(runs: list[dict[str, Any]]) -> int:
     return next((n for n, row in enumerate(runs) if row.get("table_digests")), len(runs))
 
 
+def _chained(runs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The runs of the chain (those after the runs before it), each with the words that
+    name it in a sentence."""
+    for n, row in enumerate(runs, 1):
+        if n > unsealed_runs(runs):
+            yield f"runs row {n} (run {row['run_id']}, finished {_plain(row['finished_at'])})", row
+
+
 def _chain_breaks(runs: list[dict[str, Any]]) -> list[str]:
     found, previous = [], None
-    for n, row in enumerate(runs, 1):
-        if n <= unsealed_runs(runs):
-            continue
-        where = f"runs row {n} (run {row['run_id']}, finished {_plain(row['finished_at'])})"
+    for where, row in _chained(runs):
         if row.get("chain_digest") != hashlib.sha256(row_text(row).encode()).hexdigest():
             found.append(f"{where} was altered: its values no longer give its chain digest.")
         if row.get("mode") == "append" and row.get("previous_digest") != previous:
@@ -304,10 +297,7 @@ def _chain_breaks(runs: list[dict[str, Any]]) -> list[str]:
 
 def _unsigned(runs: list[dict[str, Any]], signer: Ed25519PublicKey) -> list[str]:
     found = []
-    for n, row in enumerate(runs, 1):
-        if n <= unsealed_runs(runs):
-            continue
-        where = f"runs row {n} (run {row['run_id']}, finished {_plain(row['finished_at'])})"
+    for where, row in _chained(runs):
         if not row.get("signature"):
             found.append(f"{where} is not signed.")
         elif not signed_by(signer, row["chain_digest"] or "", row["signature"]):

@@ -92,3 +92,26 @@ def not_duckdb(error: duckdb.Error) -> str:
         kind = other.group(1)
         return f"DuckDB takes it for a file of its {kind} extension, which handaudit does not load"
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def has_table(con: duckdb.DuckDBPyConnection, *names: str) -> bool:
+    """Whether the database holds every table named, in its own schema (a table of the
+    same name elsewhere is not one of them)."""
+    found = con.execute(
+        "SELECT count(DISTINCT table_name) FROM information_schema.tables "
+        "WHERE table_schema = 'main' AND table_catalog = current_database() "
+        "AND list_contains(?, table_name)",
+        [list(names)],
+    ).fetchall()
+    return bool(found) and found[0][0] == len(set(names))
+
+
+def has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    """Whether the database's table `table` has the column `column` (an audit written by
+    an older version may not)."""
+    found = con.execute(
+        "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'main' "
+        "AND table_catalog = current_database() AND table_name = ? AND column_name = ?",
+        [table, column],
+    ).fetchall()
+    return bool(found) and bool(found[0][0])

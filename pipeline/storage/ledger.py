@@ -26,6 +26,7 @@ from pipeline.ingest.quarantine import Quarantined
 from pipeline.storage.connection import (
     OFFLINE,
     connected,
+    has_table,
     holder,
     is_locked,
     not_duckdb,
@@ -89,10 +90,7 @@ def _clear_leftovers(out_dir: Path) -> None:
 
 def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     """The version of an audit's tables (1 for an audit written before they were kept)."""
-    found = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'audit_info'"
-    ).fetchall()[0]
-    if not found or not found[0]:
+    if not has_table(con, "audit_info"):
         return 1
     version = con.execute("SELECT max(schema_version) FROM audit_info").fetchall()[0]
     return int(version[0]) if version and version[0] is not None else 1

@@ -9,6 +9,7 @@ never with the key the audit itself holds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -24,40 +25,57 @@ class KeyFileError(AuditError):
 
 def private_key(path: Path) -> Ed25519PrivateKey:
     """The Ed25519 private key in a PEM file, or one sentence why not."""
-    key = _loaded(path, "private")
-    if not isinstance(key, Ed25519PrivateKey):
-        raise KeyFileError(
-            f"The key {path} is a {_kind(key)} private key; audits are signed with Ed25519 "
-            "(openssl genpkey -algorithm ed25519 -out KEY.pem)."
-        )
+    key = _key(path, "private")
+    assert isinstance(key, Ed25519PrivateKey)  # `_key` said why not otherwise
     return key
 
 
 def public_key(path: Path) -> Ed25519PublicKey:
     """The Ed25519 public key in a PEM file, or one sentence why not."""
-    key = _loaded(path, "public")
-    if not isinstance(key, Ed25519PublicKey):
-        raise KeyFileError(
-            f"The key {path} is a {_kind(key)} public key; audits are signed with Ed25519 "
-            "(openssl pkey -in KEY.pem -pubout -out KEY.pub.pem gives its public key)."
-        )
+    key = _key(path, "public")
+    assert isinstance(key, Ed25519PublicKey)
     return key
 
 
-def _loaded(path: Path, kind: str) -> object:
+# Per kind of key: how PEM is read for it, the class it must be, and how to make one.
+_KINDS: dict[str, tuple[Callable[[bytes], object], type, str]] = {
+    "private": (
+        lambda data: serialization.load_pem_private_key(data, password=None),
+        Ed25519PrivateKey,
+        "openssl genpkey -algorithm ed25519 -out KEY.pem",
+    ),
+    "public": (
+        serialization.load_pem_public_key,
+        Ed25519PublicKey,
+        "openssl pkey -in KEY.pem -pubout -out KEY.pub.pem gives its public key",
+    ),
+}
+
+
+def _key(path: Path, kind: str) -> object:
+    """The key of `kind` in the PEM file at `path`: one sentence (KeyFileError) if the file
+    cannot be read, holds no such key, or holds one of another algorithm than Ed25519."""
+    load, wanted, how = _KINDS[kind]
     try:
         data = path.read_bytes()
     except OSError as error:
         raise KeyFileError(f"The {kind} key {path} cannot be read: {error.strerror}.") from None
+    if (blocks := data.count(b"-----BEGIN ")) > 1:  # PEM readers would take the first alone
+        raise KeyFileError(
+            f"The file {path} holds {blocks} PEM blocks; give a file with the one {kind} key."
+        )
     try:
-        if kind == "private":
-            return serialization.load_pem_private_key(data, password=None)
-        return serialization.load_pem_public_key(data)
+        key = load(data)
     except (ValueError, TypeError, UnsupportedAlgorithm) as error:
         why = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise KeyFileError(
             f"The file {path} holds no {kind} key in PEM form that can be read ({why})."
         ) from None
+    if not isinstance(key, wanted):
+        raise KeyFileError(
+            f"The key {path} is a {_kind(key)} {kind} key; audits are signed with Ed25519 ({how})."
+        )
+    return key
 
 
 def _kind(key: object) -> str:

@@ -27,7 +27,13 @@ from pipeline.helpers.packing import CARDS, VALUES
 from pipeline.helpers.stages import NO_STAGES, Stages
 from pipeline.ingest.quarantine import Quarantined
 from pipeline.storage.chain import replaced_digest, seal_run
-from pipeline.storage.connection import connected, is_locked, not_duckdb, writer_config
+from pipeline.storage.connection import (
+    connected,
+    has_table,
+    is_locked,
+    not_duckdb,
+    writer_config,
+)
 from pipeline.storage.files import DB_NAME, log_of, partial_db, spill_dir
 from pipeline.storage.ledger import SCHEMA_VERSION
 from pipeline.storage.repeats import tell_repeats
@@ -163,7 +169,7 @@ def open_audit(db: Path, tables_may_be_gone: bool = False) -> duckdb.DuckDBPyCon
             "DuckDB lets no one read a file while one process writes it. Try again when it "
             "has finished."
         ) from None
-    if not is_audit(con) and not (tables_may_be_gone and _has_table(con, "runs")):
+    if not is_audit(con) and not (tables_may_be_gone and has_table(con, "runs")):
         con.close()
         raise NoAuditError(
             f"{db} is a DuckDB database, but not an audit (it has no audit tables): give "
@@ -194,23 +200,8 @@ def audited_inputs(db: Path) -> tuple[Path, ...]:
 
 
 def is_audit(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether a database holds an audit's tables (in its own schema: a table of the same
-    name elsewhere is not one of them)."""
-    found = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
-        "AND table_catalog = current_database() "
-        "AND table_name IN ('hands', 'players', 'divergences', 'quarantine', 'runs')"
-    ).fetchall()[0]
-    return bool(found) and found[0] == 5
-
-
-def _has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    found = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' "
-        "AND table_catalog = current_database() AND table_name = ?",
-        [name],
-    ).fetchall()
-    return bool(found[0][0])
+    """Whether a database holds an audit's tables."""
+    return has_table(con, "hands", "players", "divergences", "quarantine", "runs")
 
 
 class AuditStore:

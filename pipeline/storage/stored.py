@@ -34,6 +34,9 @@ class StoredTable:
     # Final once the unit of hands that wrote it is audited (the table rules add to
     # `hands` and `divergences` later, the quarantine gathers every unit's).
     early: bool = False
+    # Only ever added to, never rewritten (every `early` table, and two more):
+    # a run seals their earlier full segments once (`storage.chain`).
+    grows: bool = False
 
 
 def _row_values(layout: Variant, extra: str) -> str:
@@ -73,6 +76,7 @@ STORED: tuple[StoredTable, ...] = (
         by_day=True,
         published_as="players",
         early=True,
+        grows=True,
     ),
     # The `rows` view reads these: each player's setting and row values are stored once
     # per player, in the table of the layout of their game, packed into 64-bit words
@@ -84,6 +88,7 @@ STORED: tuple[StoredTable, ...] = (
         by_day=True,
         published_as="rows",
         early=True,
+        grows=True,
     ),
     StoredTable(
         ROW_TABLES[Layout.chinese],
@@ -91,10 +96,12 @@ STORED: tuple[StoredTable, ...] = (
         by_day=True,
         published_as="rows",
         early=True,
+        grows=True,
     ),
     StoredTable(
         "hand_values",
         "value_id SMALLINT, value VARCHAR, category VARCHAR, label VARCHAR",
+        grows=True,
     ),
     # How each pair was decided (`games.game.Decision`): the case (DECIDED), whose natural,
     # surrender or foul it was, the rows each side won (bit k: row k, board by board), the
@@ -108,12 +115,14 @@ STORED: tuple[StoredTable, ...] = (
         by_day=True,
         published_as="settlements",
         early=True,
+        grows=True,
     ),
     StoredTable(
         "sitting_out",
         f"hand_id VARCHAR, seat BIGINT, player_id VARCHAR, stack {MONEY}, reason VARCHAR",
         published_as="sitting_out",
         early=True,
+        grows=True,
     ),
     # The audit's findings and the table rules' (`storage.table_rules.TABLE_FINDING` tells them
     # apart): a finding is its hand, check and place.
@@ -130,6 +139,7 @@ STORED: tuple[StoredTable, ...] = (
         "player_streets",
         "hand_id VARCHAR, seat BIGINT, streets INTEGER, placements UINTEGER[]",
         early=True,
+        grows=True,
     ),
     StoredTable(
         "quarantine",
@@ -145,6 +155,7 @@ STORED: tuple[StoredTable, ...] = (
         table_id VARCHAR, hand_no BIGINT, hand_id VARCHAR, started_at TIMESTAMPTZ,
         player_id VARCHAR, seat BIGINT, stack_start {MONEY}, add_on {MONEY},
         stack_end {MONEY}, timed_out BOOLEAN""",
+        grows=True,
     ),
     StoredTable(
         "runs",
@@ -182,3 +193,5 @@ PUBLISHED = tuple(dict.fromkeys(t.published_as for t in STORED if t.published_as
 BY_DAY = tuple(t.name for t in STORED if t.by_day)
 # The tables final once their unit of hands is audited (the Spark engine loads them early).
 EARLY = tuple(t.name for t in STORED if t.early)
+# The tables only ever added to.
+GROWING = tuple(t.name for t in STORED if t.grows)

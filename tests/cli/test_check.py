@@ -238,6 +238,8 @@ def test_a_key_that_cannot_serve_is_one_sentence_and_exit_2(tmp_path: Path) -> N
         )
     )
     (tmp_path / "text.pem").write_text("not a key\n")
+    both = tmp_path / "both.pem"  # two keys in one file: which one signs is not guessed
+    both.write_bytes(private.read_bytes() + _keys(tmp_path, "other")[0].read_bytes())
     out = str(tmp_path / "audit")
     verify = ("verify", str(FAULTS), "--out", out, "--sign-key")
     cases = [
@@ -245,6 +247,7 @@ def test_a_key_that_cannot_serve_is_one_sentence_and_exit_2(tmp_path: Path) -> N
         ((*verify, str(tmp_path / "text.pem")), "holds no private key"),
         ((*verify, str(rsa_key)), "is a RSA private key"),
         ((*verify, str(public)), "holds no private key"),
+        ((*verify, str(both)), "holds 2 PEM blocks"),
         (("check", "--db", f"{out}/audit.duckdb", "--public-key", str(private)), "holds no public"),
     ]
     for args, words in cases:
