@@ -23,8 +23,8 @@ import pyarrow as pa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from pipeline.helpers.interrupts import pause_at
-from pipeline.storage.connection import OFFLINE, has_column
-from pipeline.storage.ledger import LedgerError
+from pipeline.storage.connection import OFFLINE, has_column, has_table
+from pipeline.storage.ledger import LedgerError, schema_version
 from pipeline.storage.seals import (
     SEGMENT_ROWS,
     Segment,
@@ -80,8 +80,38 @@ def growing_segments(con: duckdb.DuckDBPyConnection) -> dict[str, list[Segment]]
 
 # What a run seals beside the tables: the definitions of the views and macros that read
 # them, and the rows of `runs` before the chain (an audit written before audits were
-# sealed): a row added there later would otherwise pass for one of them.
+# sealed): a row added there later would otherwise pass for one of them. OBJECTS is
+# every other thing the database holds, and the macros' parameters (audits sealed before
+# it was kept hold DEFINITIONS alone, which `check` still compares).
 DEFINITIONS, EARLIER_RUNS = "(views and macros)", "(runs before the chain)"
+OBJECTS = "(macros' parameters, schemas, sequences, types, indexes, constraints and comments)"
+_HERE = "database_name = current_database()"
+_OBJECTS = f"""
+    SELECT 'macro ' || schema_name || '.' || function_name || '('
+        || array_to_string(parameters, ', ') || '): ' || coalesce(macro_definition, '')
+        || coalesce(' -- ' || comment, '')
+    FROM duckdb_functions() WHERE function_type IN ('macro', 'table_macro') AND NOT internal
+        AND {_HERE}
+    UNION ALL SELECT 'view ' || schema_name || '.' || view_name || coalesce(' -- ' || comment, '')
+    FROM duckdb_views() WHERE NOT internal AND NOT temporary AND {_HERE}
+    UNION ALL SELECT 'schema ' || schema_name || coalesce(' -- ' || comment, '')
+    FROM duckdb_schemas() WHERE NOT internal AND {_HERE}
+    UNION ALL SELECT 'table ' || schema_name || '.' || table_name || coalesce(' -- ' || comment, '')
+    FROM duckdb_tables() WHERE NOT temporary AND {_HERE}
+    UNION ALL SELECT 'column ' || schema_name || '.' || table_name || '.' || column_name || ' '
+        || data_type || CASE WHEN is_nullable THEN '' ELSE ' NOT NULL' END
+        || coalesce(' DEFAULT ' || column_default, '') || coalesce(' -- ' || comment, '')
+    FROM duckdb_columns() WHERE NOT internal AND {_HERE}
+    UNION ALL SELECT 'constraint ' || schema_name || '.' || table_name || ': ' || constraint_text
+    FROM duckdb_constraints() WHERE {_HERE}
+    UNION ALL SELECT 'sequence ' || schema_name || '.' || sequence_name || ': ' || sql
+    FROM duckdb_sequences() WHERE NOT temporary AND {_HERE}
+    UNION ALL SELECT 'type ' || schema_name || '.' || type_name || ': ' || logical_type
+    FROM duckdb_types() WHERE NOT internal AND {_HERE}
+    UNION ALL SELECT 'index ' || schema_name || '.' || index_name || ': ' || coalesce(sql, '')
+    FROM duckdb_indexes() WHERE {_HERE}
+    ORDER BY 1
+"""
 
 
 def _beside_tables(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, str]:
@@ -93,11 +123,13 @@ def _beside_tables(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, str
         "WHERE function_type IN ('macro', 'table_macro') AND NOT internal "
         "AND database_name = current_database() ORDER BY 1"
     ).fetchall()
+    objects = con.execute(_OBJECTS).fetchall()
     earlier = [
         row_text(r) for r in run_rows(con) if not r.get("table_digests") and r["run_id"] != run_id
     ]
     return {
         DEFINITIONS: _digest_of([d for (d,) in definitions]),
+        OBJECTS: _digest_of([o for (o,) in objects]),
         EARLIER_RUNS: _digest_of(earlier),
     }
 
@@ -210,9 +242,10 @@ def refuse_if_altered(con: duckdb.DuckDBPyConnection, db: Path) -> None:
     """Before an append adds anything: the audit as its last run sealed it, or a
     sentence and exit 2 (an append would seal the edit into the chain)."""
     runs = run_rows(con)
-    if unsealed_runs(runs) == len(runs):
+    found = _unchained(con, runs)
+    if not found and unsealed_runs(runs) == len(runs):
         return  # written before audits were sealed: this append seals it from now on
-    found = _chain_breaks(runs) + changed_since_sealed(con, runs, whole=False)
+    found = found or _chain_breaks(runs) + changed_since_sealed(con, runs, whole=False)
     if found:
         raise LedgerError(
             f"The audit {db} was altered since its last run ({found[0]}"
@@ -227,7 +260,9 @@ def altered(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey | None = No
     with `signer`, every run not signed by that key too."""
     runs = run_rows(con)
     if unsealed_runs(runs) == len(runs):
-        return ["The audit holds no chain of runs: it was written before audits were sealed."]
+        return _unchained(con, runs) or [
+            "The audit holds no chain of runs: it was written before audits were sealed."
+        ]
     found = _chain_breaks(runs)
     if signer is not None:
         found += _unsigned(runs, signer)
@@ -268,6 +303,27 @@ def changed_since_sealed(
             here = [f"Table seals was altered: the segments of {table} are not those sealed."]
         found += here
     return found
+
+
+def was_sealed(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the audit was written (or appended to) by a version that seals: it holds
+    the table of seals, or says its version is that of sealed audits."""
+    return has_table(con, "seals") or schema_version(con) >= SEALED_SINCE
+
+
+# The first version of the audit's tables that every run seals.
+SEALED_SINCE = 5
+
+
+def _unchained(con: duckdb.DuckDBPyConnection, runs: list[dict[str, Any]]) -> list[str]:
+    """A sealed audit whose runs rows hold no seals any more: stripped of them, as if
+    written before audits were sealed (so that an append would seal an edit)."""
+    if unsealed_runs(runs) < len(runs) or not was_sealed(con):
+        return []
+    return [
+        "Table runs was altered: no runs row holds its seals any more, where the audit was "
+        "sealed (it holds the table of seals and says so by its version)."
+    ]
 
 
 def unsealed_runs(runs: list[dict[str, Any]]) -> int:

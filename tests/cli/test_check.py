@@ -279,6 +279,10 @@ def _ledger(tmp_path: Path) -> tuple[Path, list[Path]]:
         # A runs row made up before the chain, as if written before audits were sealed.
         "INSERT INTO runs SELECT * REPLACE ('forged' AS run_id, NULL AS table_digests, "
         "NULL AS chain_digest, finished_at - INTERVAL 300 DAY AS finished_at) FROM runs LIMIT 1",
+        # An edit, and every runs row stripped of its seals, as if written before audits
+        # were sealed: the append would seal the edit into a new chain.
+        "UPDATE players SET net = net + 100 WHERE rowid = 0; UPDATE runs SET "
+        "table_digests = NULL, chain_digest = NULL, signature = NULL, public_key = NULL",
     ],
 )
 def test_an_append_refuses_an_audit_altered_since_its_last_run(edit: str, tmp_path: Path) -> None:
@@ -303,6 +307,9 @@ def test_an_append_refuses_an_audit_altered_since_its_last_run(edit: str, tmp_pa
     assert handaudit("check", "--db", str(db)).returncode == 1
 
 
+OTHER = "macros' parameters, schemas, sequences, types, indexes, constraints and comments were"
+
+
 def test_views_macros_and_column_types_are_sealed(audit: Path, tmp_path: Path) -> None:
     for edit, words in [
         ("CREATE OR REPLACE MACRO card_text(c) AS 'As'", "views and macros were altered"),
@@ -312,6 +319,13 @@ def test_views_macros_and_column_types_are_sealed(audit: Path, tmp_path: Path) -
             "USING (net / 10)::DECIMAL(18,3)",
             "Table players was altered",
         ),
+        # A macro's parameters swapped, its body unchanged: every card of `rows` reads 2c.
+        ("CREATE OR REPLACE MACRO cards_item(i, word) AS ((word >> (6 * i)) & 63)", OTHER),
+        ("CREATE SCHEMA evil; CREATE TABLE evil.hands AS SELECT * FROM main.hands", OTHER),
+        ("COMMENT ON TABLE hands IS 'all verified'", OTHER),
+        ("ALTER TABLE hands ALTER COLUMN status SET DEFAULT 'ok'", OTHER),
+        ("CREATE SEQUENCE s", OTHER),
+        ("CREATE INDEX by_net ON players (net)", OTHER),
     ]:
         db = _edited(_copy(audit, tmp_path), edit)
         checked = handaudit("check", "--db", str(db))
