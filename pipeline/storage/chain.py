@@ -33,7 +33,7 @@ from pipeline.storage.seals import (
     segments,
     table_digest,
 )
-from pipeline.storage.signing import sign, signed_by
+from pipeline.storage.signing import fingerprint, sign, signed_by, signed_by_own_key
 from pipeline.storage.stored import GROWING
 
 # What a runs row's chain digest does not cover: itself, and its signature.
@@ -347,6 +347,11 @@ def _chain_breaks(runs: list[dict[str, Any]]) -> list[str]:
             found.append(f"{where} was altered: its values no longer give its chain digest.")
         if row.get("mode") == "append" and row.get("previous_digest") != previous:
             found.append(f"{where} does not follow the run before it (the chain is broken there).")
+        signed = row.get("signature") or row.get("public_key")
+        if signed and not signed_by_own_key(
+            row.get("chain_digest") or "", row.get("signature"), row.get("public_key")
+        ):
+            found.append(f"{where} was altered: its signature is not that of the key it keeps.")
         previous = row.get("chain_digest")
     return found
 
@@ -361,6 +366,8 @@ def _unsigned(runs: list[dict[str, Any]], signer: Ed25519PublicKey) -> list[str]
                 f"{where} is not signed by the key given (its signature is another key's, "
                 "or its chain digest was rewritten)."
             )
+        elif row.get("public_key") != fingerprint(signer):
+            found.append(f"{where} was altered: the public key it keeps is not the signer's.")
     return found
 
 

@@ -108,3 +108,12 @@ def fingerprint(key: Ed25519PublicKey) -> str:
     """A public key as the audit shows it: its raw bytes in hex."""
     raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return raw.hex()
+
+
+def signed_by_own_key(chain_digest: str, signature: str | None, public: str | None) -> bool:
+    """Whether a runs row's signature is that of the public key it keeps (hex)."""
+    try:
+        key = Ed25519PublicKey.from_public_bytes(bytes.fromhex(public or ""))
+    except ValueError:
+        return False
+    return signed_by(key, chain_digest, signature)

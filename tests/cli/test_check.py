@@ -208,6 +208,12 @@ def test_signed_runs_verify_and_a_resigned_chain_does_not(tmp_path: Path) -> Non
     checked = handaudit("check", "--db", str(db), "--public-key", str(my_public))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "every run signed by the key" in checked.stdout
+    # The signature's own columns, edited: the key it keeps, or the signature alone.
+    for edit in ("public_key = 'deadbeef'", "signature = NULL"):
+        copy = _edited(_copy(db, tmp_path), f"UPDATE runs SET {edit}")
+        checked = handaudit("check", "--db", str(copy))
+        assert checked.returncode == 1, (edit, checked.stdout)
+        assert "its signature is not that of the key it keeps" in checked.stdout
     # An editor who knows the code reseals the edited audit, signed with their own key:
     # the seals and the chain hold, the signature does not.
     _edited(db, "UPDATE players SET net = net + 1 WHERE seat = 1")
