@@ -258,7 +258,11 @@ def refuse_if_altered(con: duckdb.DuckDBPyConnection, db: Path) -> None:
 def altered(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey | None = None) -> list[str]:
     """Where the audit differs from its seals and its chain, a sentence each (none: intact);
     with `signer`, every run not signed by that key too."""
-    runs = run_rows(con)
+    try:
+        runs = run_rows(con)
+    except duckdb.Error as error:  # dropped, or a column the chain is read by
+        why = str(error).splitlines()[0]
+        return [f"Table runs was dropped or altered: it cannot be read as a chain ({why})."]
     if unsealed_runs(runs) == len(runs):
         return _unchained(con, runs) or [
             "The audit holds no chain of runs: it was written before audits were sealed."

@@ -147,7 +147,8 @@ class NoAuditError(AuditError):
 
 def open_audit(db: Path, tables_may_be_gone: bool = False) -> duckdb.DuckDBPyConnection:
     """A finished audit database, read-only, for reports and explanations.
-    `tables_may_be_gone`: one that holds `runs` will do (`check` names what is missing)."""
+    `tables_may_be_gone`: one that holds `runs` or `seals` will do (`check` names what is
+    missing)."""
     if not db.exists():
         raise NoAuditError(f"There is no audit database at {db}; run `handaudit verify` first.")
     if db.is_dir():
@@ -169,7 +170,8 @@ def open_audit(db: Path, tables_may_be_gone: bool = False) -> duckdb.DuckDBPyCon
             "DuckDB lets no one read a file while one process writes it. Try again when it "
             "has finished."
         ) from None
-    if not is_audit(con) and not (tables_may_be_gone and has_table(con, "runs")):
+    sealed = has_table(con, "runs") or has_table(con, "seals")  # its runs may be gone
+    if not is_audit(con) and not (tables_may_be_gone and sealed):
         con.close()
         raise NoAuditError(
             f"{db} is a DuckDB database, but not an audit (it has no audit tables): give "

@@ -344,6 +344,9 @@ def test_a_dropped_table_or_broken_seals_are_named_not_crashed(audit: Path, tmp_
         ("DROP TABLE seals", "Table seals was dropped"),
         ("UPDATE runs SET table_digests = 'not json'", "table digests were altered"),
         ("DELETE FROM seals WHERE \"table\" = 'players'", "Table seals was altered"),
+        ("DROP TABLE runs", "Table runs was dropped or altered"),
+        ("ALTER TABLE runs RENAME TO earlier", "Table runs was dropped or altered"),
+        ("ALTER TABLE runs DROP COLUMN finished_at", "Table runs was dropped or altered"),
     ]:
         db = _edited(_copy(audit, tmp_path), edit)
         checked = handaudit("check", "--db", str(db))
