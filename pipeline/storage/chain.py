@@ -428,8 +428,10 @@ def _where(
     )
     if "hand_id VARCHAR" not in _columns(con, table) or len(changed) > 1:
         return f"the {span} differ"
-    ids = con.execute(
-        f'SELECT DISTINCT hand_id FROM "{table}" LIMIT {changed[0].rows} OFFSET {first}'
+    ids = con.execute(  # the segment's rows first, then their hands, in the rows' order
+        f"SELECT hand_id FROM (SELECT hand_id, row_number() OVER () AS n FROM "
+        f'(SELECT hand_id FROM "{table}" LIMIT {changed[0].rows} OFFSET {first})) '
+        "GROUP BY hand_id ORDER BY min(n)"
     ).fetchall()
     named = ", ".join(str(i) for (i,) in ids[:NAMED_HANDS])
     more = f" and {len(ids) - NAMED_HANDS:,} more" if len(ids) > NAMED_HANDS else ""

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from pipeline.storage.chain import seal_run
+from pipeline.storage.chain import _where, seal_run
 from pipeline.storage.seals import segments
 from pipeline.storage.signing import private_key
 from tests.cli.test_evaluate_command import handaudit
@@ -352,3 +352,13 @@ def test_a_dropped_table_or_broken_seals_are_named_not_crashed(audit: Path, tmp_
         checked = handaudit("check", "--db", str(db))
         assert checked.returncode == 1 and words in checked.stdout, (edit, checked.stdout)
         assert "Traceback" not in checked.stderr
+
+
+def test_the_hands_named_are_those_of_the_rows_that_differ() -> None:
+    """A segment past the first names the hands of its own rows (ten rows a hand here)."""
+    with duckdb.connect() as con:
+        con.execute("CREATE TABLE t AS SELECT 'h' || (range // 10) AS hand_id FROM range(40000)")
+        sealed = list(segments(con, "t"))
+        said = _where(con, "t", [sealed[1]], sealed)
+    assert said.startswith("the rows 16,385 to 32,768 differ (hands h1638, h1639, h1640")
+    assert said.endswith("h1642 and 1,634 more)")  # h1638 to h3276: 1,639 hands, 5 named
