@@ -317,7 +317,11 @@ def _decision_columns(decision: Decision | None, n: int) -> dict[str, pa.Array]:
 
 
 def _spread(values: pa.Array, index: np.ndarray) -> pa.Array:
-    """values[index] as a dictionary column: the strings are not copied row by row."""
+    """values[index] as a dictionary column: the strings are not copied row by row (text
+    read as a dictionary already, as Parquet's may be, keeps its own)."""
+    if pa.types.is_dictionary(values.type):
+        indices = values.indices.take(pa.array(index)).cast(pa.int32())
+        return pa.DictionaryArray.from_arrays(indices, values.dictionary)
     return pa.DictionaryArray.from_arrays(pa.array(index, pa.int32()), values)
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 
 from tests.cli.test_audit_kept import interrupted_at
 from tests.cli.test_evaluate_command import handaudit
@@ -238,3 +239,25 @@ def test_an_audits_own_files_are_not_read_as_hand_histories(tmp_path: Path) -> N
     with duckdb.connect(str(tmp_path / "o" / "audit.duckdb"), read_only=True) as con:
         read = con.execute("SELECT records_read FROM runs").fetchall()
     assert beside.returncode == 1 and read == [(len(faults.read_text().splitlines()),)]
+
+
+def test_hand_ids_read_as_a_dictionary_audit_as_plain_text(tmp_path: Path) -> None:
+    """Parquet may hold any text column dictionary-encoded, the hand ids too: the audit
+    is the same (it once stored a dictionary of a dictionary, which DuckDB refused)."""
+    plain = ROOT / "fixtures" / "sample" / "parquet" / "hands.parquet"
+    table = pq.read_table(plain)
+    at = table.column_names.index("hand_id")
+    encoded = table.set_column(at, "hand_id", table["hand_id"].dictionary_encode())
+    pq.write_table(encoded, tmp_path / "hands.parquet")
+    audits = []
+    for name, path in (("plain", plain), ("encoded", tmp_path / "hands.parquet")):
+        result = handaudit("verify", str(path), "--out", str(tmp_path / name))
+        assert result.returncode == 1, result.stderr
+        with duckdb.connect(str(tmp_path / name / "audit.duckdb"), read_only=True) as con:
+            audits.append(
+                [
+                    con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+                    for t in ("players", "settlements", "divergences")
+                ]
+            )
+    assert audits[0] == audits[1]
