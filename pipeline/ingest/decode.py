@@ -498,8 +498,9 @@ def _cast_or_record_by_record(batch: pa.Table | pa.RecordBatch, rows: _Rows) -> 
 
 def _utc(column: pa.Array) -> pa.Array:
     """A timestamp column as UTC instants, which cast to RFC 3339 text: one without a time
-    zone (as Arrow's JSON reader makes of "...Z" texts, for one) is read as UTC."""
-    if pa.types.is_timestamp(column.type) and column.type.tz is None:
+    zone (as Arrow's JSON reader makes of "...Z" texts, for one) is read as UTC, one in
+    another zone (Europe/Paris, say) as the same instants in UTC."""
+    if pa.types.is_timestamp(column.type) and column.type.tz not in ("UTC", "+00:00"):
         return column.cast(pa.timestamp(column.type.unit, "UTC"))
     return column
 

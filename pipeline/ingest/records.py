@@ -126,7 +126,7 @@ def _same_value(a: Any, b: Any) -> bool:
     except ArithmeticError:
         pass
     try:
-        first, second = datetime.fromisoformat(str(a)), datetime.fromisoformat(str(b))
+        first, second = (datetime.fromisoformat(str(v).upper()) for v in (a, b))
     except ValueError:
         return False
     return _utc(first) == _utc(second)

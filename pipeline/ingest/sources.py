@@ -306,7 +306,7 @@ def _lines_block(
     for number, line in enumerate(text.split(b"\n"), n + 1):
         if line.strip():
             numbers.append(number)
-            lines.append(line.rstrip(b"\r"))
+            lines.append(line[:-1] if line.endswith(b"\r") else line)  # CR LF's CR alone
     return LinesBlock(name, numbers, lines)
 
 

@@ -108,12 +108,17 @@ def test_every_format_reads_the_same(tmp_path: Path) -> None:
         use_compliant_nested_type=False,
         row_group_size=7,
     )
+    # Times as timestamps in a zone other than UTC: the same instants.
+    instants = pa.compute.strptime(table["started_at"], "%Y-%m-%dT%H:%M:%SZ", "ns")
+    paris = instants.cast(pa.timestamp("ns", "UTC")).cast(pa.timestamp("ns", "Europe/Paris"))
+    at = table.column_names.index("started_at")
+    pq.write_table(table.set_column(at, "started_at", paris), tmp_path / "i.parquet")
 
     want = digest(ingest(source)[0])
     assert len(want["hands.hand_no"]) == 120
     digests = {}
     names = ("a.json", "b.jsonl.gz", "c.json.gz", "d.parquet", "e.parquet", "f.parquet")
-    for name in (*names, "g.json", "h.jsonl.gz"):
+    for name in (*names, "g.json", "h.jsonl.gz", "i.parquet"):
         batches, rejects, _ = ingest(tmp_path / name)
         digests[name] = [d for b in batches for d in b.hands.digest.to_pylist()]
         assert rejects == [], (name, rejects[:1])
