@@ -114,10 +114,19 @@ def canonical_rows(rows: pa.Table | pa.RecordBatch) -> pa.Array:
         texts = _arrow(frame.select(pl.struct(pl.all()).struct.json_encode()).to_series())
     except (pa.ArrowException, pl.exceptions.PolarsError):
         # A value Arrow cannot cast to text or polars cannot write (a map, bytes that are
-        # no UTF-8): the rows by Python's writer, such values as text (bytes in hex).
-        rows = present_structs(table.select(names)).to_pylist()
+        # no UTF-8): the rows by Python's writer, every column Arrow can cast cast as above
+        # (its timestamps as Arrow's text), the others' values as text (bytes in hex).
+        columns = [_canonical_or_as_is(table[n]) for n in names]
+        rows = present_structs(pa.Table.from_arrays(columns, names=names)).to_pylist()
         return pa.array([canonical_row_text(r) for r in rows], pa.large_string())
     return texts
+
+
+def _canonical_or_as_is(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    try:
+        return column.cast(canonical_type(column.type))
+    except pa.ArrowException:
+        return column
 
 
 def _arrow(texts: pl.Series) -> pa.Array:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,18 @@ def test_the_canonical_json_does_not_depend_on_the_order_of_columns() -> None:
         '{"a":{"x":null,"y":null},"b":2,"c":[null],"d":null}',
     ]
     assert canonical_rows(one).to_pylist() == _by_definition(one)
+
+
+def test_a_row_the_columnar_writer_cannot_take_writes_its_other_values_as_it_would() -> None:
+    """A binary column sends the rows to Python's writer; their timestamps and decimals
+    are still Arrow's text of them, as the README defines."""
+    at = pa.array([0], pa.timestamp("us", "UTC"))
+    plain = pa.table({"at": at, "amount": pa.array([Decimal("12.50")], pa.decimal128(18, 2))})
+    odd = plain.append_column("blob", pa.array([b"\xff\x00"], pa.binary()))
+    assert canonical_rows(odd).to_pylist() == [
+        '{"amount":"12.50","at":"1970-01-01 00:00:00.000000Z","blob":"ff00"}'
+    ]
+    assert canonical_rows(odd)[0].as_py().startswith(canonical_rows(plain)[0].as_py()[:-1])
 
 
 def test_column_digests_read_the_texts_in_place() -> None:
