@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from pipeline.storage.chain import altered, run_rows, unsealed_runs
+from pipeline.storage.chain import altered, run_rows, unsealed_runs, unsigned
 from pipeline.storage.signing import fingerprint
 from pipeline.storage.store import open_audit
 
@@ -22,10 +22,13 @@ def check_audit(db: Path, signer: Ed25519PublicKey | None = None) -> Checked:
     """Every table of the audit at `db` digested again and the chain of runs followed;
     with `signer`, every run's signature verified with that key."""
     with open_audit(db, tables_may_be_gone=True) as con:
-        found = altered(con, signer)
-        if found:
-            head = f"The audit {db} was altered after it was written ({len(found)} found):"
-            return Checked(False, "\n".join([head, *(f"- {line}" for line in found)]))
+        found = altered(con)
+        unsigned_runs = unsigned(con, signer) if signer is not None else []
+        if found or unsigned_runs:
+            what = "was altered after it was written" if found else "is not signed as asked"
+            head = f"The audit {db} {what} ({len(found) + len(unsigned_runs)} found):"
+            lines = [*found, *unsigned_runs]
+            return Checked(False, "\n".join([head, *(f"- {line}" for line in lines)]))
         every = run_rows(con)
         runs, before = len(every), unsealed_runs(every)
         tables, rows = con.execute(

@@ -255,9 +255,8 @@ def refuse_if_altered(con: duckdb.DuckDBPyConnection, db: Path) -> None:
         )
 
 
-def altered(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey | None = None) -> list[str]:
-    """Where the audit differs from its seals and its chain, a sentence each (none: intact);
-    with `signer`, every run not signed by that key too."""
+def altered(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Where the audit differs from its seals and its chain, a sentence each (none: intact)."""
     try:
         runs = run_rows(con)
     except duckdb.Error as error:  # dropped, or a column the chain is read by
@@ -267,10 +266,15 @@ def altered(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey | None = No
         return _unchained(con, runs) or [
             "The audit holds no chain of runs: it was written before audits were sealed."
         ]
-    found = _chain_breaks(runs)
-    if signer is not None:
-        found += _unsigned(runs, signer)
-    return found + changed_since_sealed(con, runs)
+    return _chain_breaks(runs) + changed_since_sealed(con, runs)
+
+
+def unsigned(con: duckdb.DuckDBPyConnection, signer: Ed25519PublicKey) -> list[str]:
+    """Every run of the chain not signed by `signer`, a sentence each."""
+    try:
+        return _unsigned(run_rows(con), signer)
+    except duckdb.Error:
+        return []  # `altered` says why the runs cannot be read
 
 
 def changed_since_sealed(

@@ -231,6 +231,7 @@ def test_an_unsigned_run_fails_a_check_for_a_signature(audit: Path, tmp_path: Pa
     checked = handaudit("check", "--db", str(audit), "--public-key", str(public))
     assert checked.returncode == 1 and "runs row 1" in checked.stdout
     assert "is not signed." in checked.stdout
+    assert "is not signed as asked" in checked.stdout and "altered" not in checked.stdout
 
 
 def test_a_key_that_cannot_serve_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
