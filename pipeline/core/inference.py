@@ -1,0 +1,209 @@
+"""Which rules a table was dealt by, from its hands alone (`rules infer`): the pure parts.
+
+A candidate is a game and the values it sets (house-rules.md 2). Its fit on a run of
+hands is how many of them are exact under it: every recorded outcome the rules settle
+matches. The search does not enumerate the product of the keys: from the best seed it
+changes one discrete key at a time and keeps a change only when more hands fit, so a
+key is scored on the hands whose outcome it changes. Row points and the Home Run of a
+Taiwanese table are read from the recorded pair points instead (a least-squares fit of
+points against rows won), since they are numbers, not a short list.
+
+A table that fits one candidate before some hand and another after it changed its
+rules there: `best_split` finds the hand that divides it best.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pipeline.core.rules import GAMES, Profile, contract_value
+
+Flags = npt.NDArray[np.bool_]
+Ints = npt.NDArray[np.int64]
+
+# The discrete keys of each game and the values the catalogue tries (house-rules.md 2).
+HOME_RUN_BONUSES = (0, 4, 6, 8, 10, 12, 16, 20)
+SCOOP_BONUSES = (0, 1, 2, 3, 4, 5, 6)
+CATALOGUE: dict[str, dict[str, tuple[Any, ...]]] = {
+    "taiwanese": {"home_run_bonus": HOME_RUN_BONUSES},
+    "taiwanese_jokers": {"home_run_bonus": HOME_RUN_BONUSES},
+    "chinese": {
+        "scoring": ("1-6", "2-4"),
+        "surrender": (True, False),
+        "naturals_between": ("higher", "sum"),
+        "home_run": (False, True),
+        "wheel": ("lowest", "second"),
+        "middle": ("high", "low"),
+    },
+    "ofc": {"scoop_bonus": SCOOP_BONUSES},
+    "pineapple_ofc": {"scoop_bonus": SCOOP_BONUSES},
+}
+
+# A change of rules must win at least this many hands over the best single fit (and
+# this share of them), and each side must fit most of its own hands: a run of faulty
+# hands fits neither side and is shown as findings, not as a change.
+MIN_GAIN = 3
+MIN_GAIN_SHARE = 0.01
+MIN_SIDE_FIT = 0.5
+
+
+def candidate(game: int, values: dict[str, Any]) -> Profile:
+    """A candidate profile: the values that differ from the contract's, in key order."""
+    variant = GAMES[game]
+    kept = {
+        key: value
+        for key, value in sorted(values.items())
+        if value != contract_value(variant, key, missing=object())
+    }
+    return Profile("candidate", game, kept)
+
+
+def with_value(profile: Profile, key: str, value: Any) -> Profile:
+    return candidate(profile.game, {**profile.values, key: value})
+
+
+@dataclass(frozen=True)
+class Search:
+    """A search's outcome on one run of hands: the best candidate, how many hands each
+    candidate it tried fits, and the keys no hand told apart."""
+
+    best: Profile
+    fits: dict[str, tuple[Profile, int]]  # by digest
+    undetermined: tuple[str, ...]
+
+    @property
+    def exact(self) -> int:
+        return self.fits[self.best.digest][1]
+
+    def next_best(self) -> tuple[Profile, int] | None:
+        others = [fit for digest, fit in self.fits.items() if digest != self.best.digest]
+        return max(others, key=lambda fit: fit[1]) if others else None
+
+
+def search(
+    seeds: Sequence[Profile], fit: Callable[[Profile], int], rounds: int = 4
+) -> Search:
+    """The best candidate from `seeds`, one catalogue key changed at a time while more
+    hands fit. `fit`: how many hands of the run are exact under a candidate."""
+    fits: dict[str, tuple[Profile, int]] = {}
+
+    def score(profile: Profile) -> int:
+        if profile.digest not in fits:
+            fits[profile.digest] = (profile, fit(profile))
+        return fits[profile.digest][1]
+
+    best = max(seeds, key=score)  # the first of equal seeds: a file's, or the contract
+    catalogue = CATALOGUE[best.variant.name]
+    for _ in range(rounds):
+        improved = False
+        for key, values in catalogue.items():
+            for value in values:
+                trial = with_value(best, key, value)
+                if score(trial) > score(best):
+                    best, improved = trial, True
+        if not improved:
+            break
+    undetermined = tuple(
+        key
+        for key, values in catalogue.items()
+        if any(
+            score(with_value(best, key, v)) == score(best)
+            for v in values
+            if with_value(best, key, v).digest != best.digest
+        )
+    )
+    return Search(best, fits, undetermined)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A run of hands divided at `at` (the first hand of the second part)."""
+
+    at: int
+    before: Profile
+    after: Profile
+    exact: int  # hands exact under `before` before the split and `after` after it
+
+
+def best_split(exact: dict[str, tuple[Profile, Flags]], single: int) -> Split | None:
+    """The division of a run of hands (in order) into two, each under its own candidate,
+    that fits the most hands; None unless it beats the best single fit (`single` hands)
+    by MIN_GAIN hands and each side fits most of its own."""
+    if not exact:
+        return None
+    profiles = [p for p, _ in exact.values()]
+    flags = np.array([f for _, f in exact.values()], dtype=np.int64)
+    n = flags.shape[1]
+    if n < 2:
+        return None
+    before = np.concatenate([np.zeros((len(profiles), 1), np.int64), flags.cumsum(axis=1)], 1)
+    after = before[:, -1:] - before
+    # A split at i: hands [0, i) before, [i, n) after; i from 1 to n - 1.
+    best_before = before[:, 1:n].max(axis=0)
+    best_after = after[:, 1:n].max(axis=0)
+    total = best_before + best_after
+    i = int(total.argmax())
+    gain = int(total[i]) - single
+    if gain < max(MIN_GAIN, int(MIN_GAIN_SHARE * n)):
+        return None
+    at = i + 1
+    a = int(before[:, at].argmax())
+    b = int(after[:, at].argmax())
+    if profiles[a].digest == profiles[b].digest:
+        return None
+    if before[a, at] < MIN_SIDE_FIT * at or after[b, at] < MIN_SIDE_FIT * (n - at):
+        return None
+    return Split(at, profiles[a], profiles[b], int(total[i]))
+
+
+@dataclass(frozen=True)
+class RowPoints:
+    """Row points and Home Run bonus read from recorded pair points (None: not told)."""
+
+    row_points: list[int] | None
+    home_run_bonus: int | None
+
+
+def read_row_points(won: Ints, lost: Ints, boards: int, points: Ints) -> RowPoints:
+    """The integer row points (top, middle, bottom) and Home Run bonus that reproduce
+    the recorded points of pairs decided by their rows: `won` and `lost` are the rows'
+    bits (row + 3 x board), `points` the recorded points of the first player."""
+    if not len(points):
+        return RowPoints(None, None)
+    bits = np.arange(3 * boards)
+    sign = ((won[:, None] >> bits) & 1) - ((lost[:, None] >> bits) & 1)
+    per_row = sign.reshape(len(points), boards, 3).sum(axis=1)
+    sweep = (sign == 1).all(axis=1).astype(np.int64) - (sign == -1).all(axis=1)
+    features = np.column_stack([per_row, sweep]).astype(float)
+    rounded = _integer_fit(features, points)
+    if rounded is None:
+        return RowPoints(None, None)
+    rank = np.linalg.matrix_rank(features)
+    told = [bool(np.linalg.matrix_rank(np.delete(features, k, axis=1)) < rank) for k in range(4)]
+    rows = [int(p) for p in rounded[:3]] if all(told[:3]) else None
+    if rows is not None and min(rows) < 1:
+        rows = None
+    bonus = int(rounded[3]) if told[3] and rounded[3] >= 0 else None
+    return RowPoints(rows, bonus)
+
+
+def _integer_fit(features: npt.NDArray[np.float64], points: Ints) -> Ints | None:
+    """Integer coefficients that reproduce most recorded points: a least-squares fit,
+    rounded, then fitted again on the pairs it reproduces (faulty pairs fall out)."""
+    keep = np.ones(len(points), dtype=bool)
+    rounded = None
+    for _ in range(3):
+        solution, *_ = np.linalg.lstsq(features[keep], points[keep].astype(float), rcond=None)
+        rounded = np.rint(solution).astype(np.int64)
+        matches = features @ rounded == points
+        if matches.mean() < MIN_SIDE_FIT:
+            return None
+        if (matches == keep).all():
+            break
+        keep = matches
+    return rounded
