@@ -408,6 +408,60 @@ def check_command(
         raise typer.Exit(int(ExitCode.FINDINGS))
 
 
+rules_app = typer.Typer(
+    cls=_Group,
+    help="House rules: which rules the tables' hands were dealt by.",
+    no_args_is_help=True,
+)
+app.add_typer(rules_app, name="rules")
+
+
+@rules_app.command("infer", cls=_Command)
+def rules_infer_command(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(metavar="INPUT...", help="Hand histories (files or directories)."),
+    ],
+    rules: Annotated[
+        Path | None,
+        typer.Option(
+            "--rules",
+            metavar="FILE",
+            help="A house-rules file whose profiles are candidates too (else the contract "
+            "and the built-in catalogue of variants alone).",
+        ),
+    ] = None,
+    write: Annotated[
+        Path | None,
+        typer.Option(
+            "--write",
+            metavar="FILE",
+            help="Write the rules the tables fit as a rules file, with from/until where a "
+            "table changed them: verify --rules FILE audits by it.",
+        ),
+    ] = None,
+) -> None:
+    """For each table, the rules under which its recorded outcomes are exact, and the
+    hands where a table changed its rules. Hands' own `rules` fields are not believed."""
+    from pipeline.engine.infer import infer_tables, read_pool
+    from pipeline.helpers.progress import Progress
+    from pipeline.ingest import input_files
+    from pipeline.ingest.house_rules import read_rules
+    from pipeline.outputs.inferred import Names, report, rules_file
+
+    with exit_codes():
+        book = read_rules(rules) if rules is not None else None
+        progress = Progress()
+        pool = read_pool(input_files([Path(i) for i in inputs]), progress)
+        segments, changes = infer_tables(pool, book, progress)
+        progress.close()
+        names = Names.of(pool, segments, book)
+        say(report(pool, segments, changes, names))
+        if write is not None:
+            write.write_text(rules_file(pool, segments, names), encoding="utf-8")
+            say(f"\nWrote {write}: verify --rules {write} audits each table by the rules it fits.")
+
+
 # The games by name, as choices: every one for the reports' filter; those `generate`
 # deals (taiwanese deals Taiwanese Jokers tables too, with --jokers).
 if TYPE_CHECKING:

@@ -29,6 +29,7 @@ Ints = npt.NDArray[np.int64]
 # The discrete keys of each game and the values the catalogue tries (house-rules.md 2).
 HOME_RUN_BONUSES = (0, 4, 6, 8, 10, 12, 16, 20)
 SCOOP_BONUSES = (0, 1, 2, 3, 4, 5, 6)
+TABLE_KEYS = frozenset({"floor_points"})  # read by the table rules alone (from the stacks)
 CATALOGUE: dict[str, dict[str, tuple[Any, ...]]] = {
     "taiwanese": {"home_run_bonus": HOME_RUN_BONUSES},
     "taiwanese_jokers": {"home_run_bonus": HOME_RUN_BONUSES},
@@ -63,6 +64,12 @@ def candidate(game: int, values: dict[str, Any]) -> Profile:
     return Profile("candidate", game, kept)
 
 
+def hand_rules(profile: Profile) -> Profile:
+    """`profile` without the keys only the table rules read: what a hand's audit reads."""
+    kept = {k: v for k, v in profile.values.items() if k not in TABLE_KEYS}
+    return Profile(profile.name, profile.game, kept)
+
+
 def with_value(profile: Profile, key: str, value: Any) -> Profile:
     return candidate(profile.game, {**profile.values, key: value})
 
@@ -81,13 +88,12 @@ class Search:
         return self.fits[self.best.digest][1]
 
     def next_best(self) -> tuple[Profile, int] | None:
-        others = [fit for digest, fit in self.fits.items() if digest != self.best.digest]
+        mine = hand_rules(self.best).digest
+        others = [fit for fit in self.fits.values() if hand_rules(fit[0]).digest != mine]
         return max(others, key=lambda fit: fit[1]) if others else None
 
 
-def search(
-    seeds: Sequence[Profile], fit: Callable[[Profile], int], rounds: int = 4
-) -> Search:
+def search(seeds: Sequence[Profile], fit: Callable[[Profile], int], rounds: int = 4) -> Search:
     """The best candidate from `seeds`, one catalogue key changed at a time while more
     hands fit. `fit`: how many hands of the run are exact under a candidate."""
     fits: dict[str, tuple[Profile, int]] = {}

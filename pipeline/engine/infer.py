@@ -10,6 +10,7 @@ being checked), only kept to name the profile written for it.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,21 +27,24 @@ from pipeline.core.batch import HandBatch
 from pipeline.core.inference import (
     RowPoints,
     Search,
-    Split,
     best_split,
     candidate,
+    hand_rules,
     read_row_points,
     search,
+    with_value,
 )
-from pipeline.core.rules import GAMES, STANDARD, Profile, RuleBook, standard_profiles
+from pipeline.core.rules import GAMES, Profile, RuleBook, standard_profiles
 from pipeline.helpers.columns import ints, is_null, whole
 from pipeline.helpers.progress import Progress
-from pipeline.ingest import decode, read_blocks, validate
+from pipeline.ingest import decode, validate
+from pipeline.ingest.sources import read_blocks
 
 Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
 TAIWANESE = {"taiwanese", "taiwanese_jokers"}
+FLOORS = tuple(range(0, 201, 10))  # the floors the catalogue knows, in points
 # While reading, a Taiwanese hand dealt one board is checked under a one-board profile
 # of its game (else its board count would quarantine it); the search decides the rest.
 ONE_BOARD = {
@@ -64,6 +68,19 @@ class Own:
     named: list[str | None]  # its `rules` field
 
 
+@dataclass(frozen=True)
+class Floors:
+    """The dealt-in players of a batch, for the floor: their hand (in the pool), id and
+    stacks, and the hand's point value (cents)."""
+
+    hand: Ints
+    player: Any  # the ids as read (a batch's), or codes (the pool's)
+    start: Ints
+    end: Ints
+    point_value: Ints
+    first: Ints | None = None  # the pool's: where each hand's players begin
+
+
 @dataclass
 class Pool:
     """The verified hands of the inputs, held for scoring under each candidate."""
@@ -75,8 +92,11 @@ class Pool:
     game: list[int] = field(default_factory=list)
     boards: list[int] = field(default_factory=list)
     named: list[str | None] = field(default_factory=list)
+    floors: list[Floors] = field(default_factory=list)  # per batch
     quarantined: Counter[str] = field(default_factory=Counter)
     memo: dict[str, Flags] = field(default_factory=dict)
+    pairs_memo: dict[tuple[int, int], Pairs] = field(default_factory=dict)
+    _players: Floors | None = None
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -90,21 +110,73 @@ class Pool:
         self.game += hands.game.tolist()
         self.boards += own.boards.tolist()
         self.named += own.named
+        players = batch.players
+        self.floors.append(
+            Floors(
+                hand=players.hand + len(self) - len(hands),
+                player=players.player_id,
+                start=players.stack_start,
+                end=players.stack_end,
+                point_value=hands.point_value[players.hand],
+            )
+        )
 
     def exact(self, profile: Profile) -> Flags:
         """Per hand of the pool: exact under `profile` (False for hands of other games)."""
-        if profile.digest not in self.memo:
+        key = hand_rules(profile).digest  # the table rules' keys change no hand's audit
+        if key not in self.memo:
             out = np.zeros(len(self), dtype=bool)
             for batch, own, offset in self.batches:
                 out[offset : offset + len(batch)] = _exact(batch, own, profile)
-            self.memo[profile.digest] = out
-        return self.memo[profile.digest]
+            self.memo[key] = out
+        return self.memo[key]
+
+    def highest_floor(self, hands: Ints) -> int | None:
+        """The highest floor (in points) that no player of `hands` (one table's, in
+        order) contradicts: each who ended a hand below it was dealt in again with at
+        least it (rules.md section 7). None when no player was dealt in twice."""
+        f = self.players()
+        assert f.first is not None
+        rows = _ranges(f.first, hands)
+        player = f.player[rows]
+        order = np.argsort(player, kind="stable")  # hands are in order already
+        player, start, end = player[order], f.start[rows][order], f.end[rows][order]
+        again = np.r_[False, player[1:] == player[:-1]]
+        if not again.any():
+            return None
+        worth = np.maximum(np.r_[0, end[:-1]], start)[again]
+        cents = np.maximum(f.point_value[rows][order][again], 1)
+        return int((worth // cents).min())
+
+    def players(self) -> Floors:
+        """Every dealt-in player of the pool, in hand order (made once)."""
+        if self._players is None:
+            parts = self.floors
+            ids = pa.chunked_array([p.player for p in parts], pa.string())
+            hand = np.concatenate([p.hand for p in parts])
+            self._players = Floors(
+                hand=hand,
+                player=ints(pc.index_in(ids, value_set=pc.unique(ids))),
+                start=np.concatenate([p.start for p in parts]),
+                end=np.concatenate([p.end for p in parts]),
+                point_value=np.concatenate([p.point_value for p in parts]),
+                first=np.searchsorted(hand, np.arange(len(self) + 1)),
+            )
+        return self._players
+
+
+def _ranges(first: Ints, hands: Ints) -> Ints:
+    """The rows of `hands`, whose rows begin at first[hand] and end at first[hand + 1]."""
+    lengths = first[hands + 1] - first[hands]
+    starts = np.repeat(first[hands] - np.r_[0, lengths.cumsum()[:-1]], lengths)
+    return starts + np.arange(int(lengths.sum()))
 
 
 def read_pool(paths: Sequence[Path], progress: Progress | None = None) -> Pool:
     """Every record of `paths` read and checked once; the quarantined counted by check."""
     pool = Pool()
     seen: set[str] = set()
+    read = 0
     for path in paths:
         for block in read_blocks(path):
             decoded = decode(block)
@@ -115,8 +187,9 @@ def read_pool(paths: Sequence[Path], progress: Progress | None = None) -> Pool:
             pool.quarantined.update(r.check.value for r in rejects)
             for batch in batches:
                 pool.add(batch, _own(batch, table))
+            read += table.num_rows + len(decoded.quarantined)
             if progress is not None:
-                progress.advance(sum(len(b) for b in batches) + len(rejects))
+                progress.update(read=read, verified=len(pool), file=str(path))
     return pool
 
 
@@ -175,7 +248,7 @@ def _exact(batch: HandBatch, own: Own, profile: Profile) -> Flags:
 def force(batch: HandBatch, own: Own, profile: Profile) -> HandBatch:
     """`batch` with every hand under `profile` (its own scoring and surrender points
     still win over the profile's, as in a verify)."""
-    book = RuleBook(standard_profiles() + (replace(profile, name="candidate"),))
+    book = RuleBook((*standard_profiles(), replace(profile, name="candidate")))
     code = len(GAMES)
     hands = batch.hands
     forced = replace(
@@ -218,13 +291,56 @@ def infer_tables(
     """Each table's segments (one unless its rules changed) and the changes between them."""
     segments: list[Segment] = []
     changes: list[Change] = []
+    if progress is not None:
+        progress.step("the rules of each table")
     for table_id, hands in _tables(pool):
         parts = _segments(pool, table_id, hands, _seeds(pool, hands, book), depth=3)
-        segments += parts
-        changes += [Change(table_id, a, b) for a, b in zip(parts, parts[1:], strict=False)]
-        if progress is not None:
-            progress.advance(len(hands))
+        segments += [_with_floor(pool, part) for part in parts]
+    segments = _shared(pool, segments)
+    for a, b in itertools.pairwise(segments):
+        if a.table_id == b.table_id:
+            changes.append(Change(a.table_id, a, b))
     return segments, changes
+
+
+def _with_floor(pool: Pool, segment: Segment) -> Segment:
+    """A Taiwanese segment's floor: the highest of the catalogue no stack contradicts
+    (else undetermined, and the contract's kept)."""
+    fit = segment.fit
+    if fit.best.variant.name not in TAIWANESE:
+        return segment
+    bound = pool.highest_floor(segment.hands)
+    if bound is None:
+        return replace(segment, fit=replace(fit, undetermined=(*fit.undetermined, "floor_points")))
+    floor = max(f for f in FLOORS if f <= bound) if bound >= 0 else 0
+    best = with_value(fit.best, "floor_points", floor)
+    return replace(
+        segment, fit=replace(fit, best=best, fits={**fit.fits, best.digest: (best, fit.exact)})
+    )
+
+
+def _shared(pool: Pool, segments: list[Segment]) -> list[Segment]:
+    """Each segment takes the profile most segments of its game fit, where it fits the
+    segment's hands as well (keys no hand told apart, a floor no stack reached): fewer
+    profiles, the same fit."""
+    uses = Counter(s.profile.digest for s in segments)
+    profiles = {s.profile.digest: s.profile for s in segments}
+    out = []
+    for segment in segments:
+        for digest, _ in uses.most_common():
+            other = profiles[digest]
+            if digest == segment.profile.digest:
+                break  # its own is the most used that fits
+            if other.game != segment.profile.game:
+                continue
+            floor = pool.highest_floor(segment.hands)
+            fits_floor = floor is None or other.value("floor_points") <= floor
+            if fits_floor and int(pool.exact(other)[segment.hands].sum()) >= segment.fit.exact:
+                fits = {**segment.fit.fits, digest: (other, segment.fit.exact)}
+                segment = replace(segment, fit=replace(segment.fit, best=other, fits=fits))
+                break
+        out.append(segment)
+    return out
 
 
 def _tables(pool: Pool) -> Iterator[tuple[str, Ints]]:
@@ -280,34 +396,60 @@ def _segments(
     ) + _segments(pool, table_id, hands[split.at :], [split.after, *seeds], depth - 1)
 
 
+@dataclass(frozen=True)
+class Pairs:
+    """The pairs decided by their rows, in hand order: each one's hand (in the pool), the
+    rows' bits its first player won and lost, and its recorded points."""
+
+    hand: Ints
+    won: Ints
+    lost: Ints
+    points: Ints
+    first: Ints  # where each hand's pairs begin
+
+
 def row_points(pool: Pool, hands: Ints, game: int, boards: int) -> RowPoints:
     """Row points and Home Run bonus read from the recorded points of `hands`' pairs
-    decided by their rows (audited once under the contract's values)."""
-    wanted = np.zeros(len(pool), dtype=bool)
-    wanted[hands] = True
-    won, lost, points = [], [], []
+    decided by their rows."""
+    pairs = decided_pairs(pool, game, boards)
+    rows = _ranges(pairs.first, hands)
+    return read_row_points(pairs.won[rows], pairs.lost[rows], boards, pairs.points[rows])
+
+
+def decided_pairs(pool: Pool, game: int, boards: int) -> Pairs:
+    """The pairs of every hand of `game` dealt `boards` boards, audited once under the
+    contract's values (which rows each player won does not depend on the points)."""
+    if (game, boards) in pool.pairs_memo:
+        return pool.pairs_memo[game, boards]
     probe = candidate(game, {"boards": boards})
+    hand, won, lost, points = [], [], [], []
     for batch, own, offset in pool.batches:
-        mine = wanted[offset : offset + len(batch)] & (batch.hands.game == game)
+        mine = (batch.hands.game == game) & (own.boards == boards)
         if not mine.any():
             continue
-        audit = audit_batch(force(batch, own, probe))
-        settled = audit.settlements
+        settled = audit_batch(force(batch, own, probe)).settlements
         local = ints(pc.index_in(settled["hand_id"], value_set=batch.hands.hand_id))
         by_rows = pc.equal(settled["decided"], "rows").to_numpy(zero_copy_only=False)
         recorded = batch.settlements
         key = recorded.hand * 64 + recorded.seat * 8 + recorded.opponent
         ours = local * 64 + ints(settled["seat"]) * 8 + ints(settled["opponent"])
-        at = np.searchsorted(key, ours, sorter=np.argsort(key))
         order = np.argsort(key)
-        at = order[np.minimum(at, len(key) - 1)] if len(key) else at
-        found = (key[at] == ours) if len(key) else np.zeros(len(ours), bool)
+        at = order[np.minimum(np.searchsorted(key, ours, sorter=order), max(len(key) - 1, 0))]
+        found = key[at] == ours if len(key) else np.zeros(len(ours), bool)
         keep = by_rows & found & mine[local]
+        hand.append(local[keep] + offset)
         won.append(ints(settled["rows_won"])[keep])
         lost.append(ints(settled["rows_lost"])[keep])
         points.append(recorded.points[at[keep]])
-    if not points:
-        return RowPoints(None, None)
-    return read_row_points(
-        np.concatenate(won), np.concatenate(lost), boards, np.concatenate(points)
+    empty = [np.zeros(0, np.int64)]
+    h = np.concatenate(hand or empty)
+    order = np.argsort(h, kind="stable")
+    pairs = Pairs(
+        h[order],
+        np.concatenate(won or empty)[order],
+        np.concatenate(lost or empty)[order],
+        np.concatenate(points or empty)[order],
+        np.searchsorted(h[order], np.arange(len(pool) + 1)),
     )
+    pool.pairs_memo[game, boards] = pairs
+    return pairs

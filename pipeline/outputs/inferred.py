@@ -1,0 +1,184 @@
+"""What `rules infer` found, for people (a table per table and segment, the changes) and
+as a rules file (house-rules.md 1) that maps each table to the profile it fits."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pipeline.core.rules import STANDARD, Profile, RuleBook
+from pipeline.engine.infer import Change, Pool, Segment
+from pipeline.outputs.text_table import text_table
+
+
+def when(micros: int) -> str:
+    """A time of the hands, as RFC 3339 in UTC."""
+    moment = datetime.fromtimestamp(micros / 1_000_000, tz=UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def values_text(profile: Profile) -> str:
+    """A candidate's values that differ from the contract's, `key=value; ...`."""
+    return "; ".join(f"{k}={_compact(v)}" for k, v in profile.values.items()) or STANDARD
+
+
+def _compact(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Names:
+    """What each fitting candidate is called: the rules file's name for one of its
+    profiles, `standard` for the contract, the name the hands give it where they all
+    give one, else `inferred_N`."""
+
+    by_digest: dict[str, str]
+
+    @classmethod
+    def of(cls, pool: Pool, segments: list[Segment], book: RuleBook | None) -> Names:
+        by_digest: dict[str, str] = {}
+        house = {p.digest: p.name for p in book.house} if book is not None else {}
+        taken: set[str] = {STANDARD}
+        for segment in segments:  # the hands' own name first: under it they are audited
+            named = {pool.named[int(h)] for h in segment.hands}
+            given = named.pop() if len(named) == 1 else None
+            digest = segment.profile.digest
+            if given and given not in taken and digest not in by_digest:
+                by_digest[digest] = given
+                taken.add(given)
+        for segment in segments:
+            profile = segment.profile
+            if profile.digest in by_digest:
+                continue
+            name = house.get(profile.digest) or (None if profile.values else STANDARD)
+            k = 1
+            while name is None or (name in taken and name != STANDARD):
+                name = f"inferred_{k}"
+                k += 1
+            by_digest[profile.digest] = name
+            taken.add(name)
+        return cls(by_digest)
+
+    def __call__(self, profile: Profile) -> str:
+        return self.by_digest.get(profile.digest, values_text(profile))
+
+
+def report(pool: Pool, segments: list[Segment], changes: list[Change], names: Names) -> str:
+    """One row per table and segment, then the changes of rules."""
+    rows = []
+    for s in segments:
+        first, last = int(s.hands[0]), int(s.hands[-1])
+        nxt = s.fit.next_best()
+        exact = pool.exact(s.profile)[s.hands]
+        other = pool.exact(nxt[0])[s.hands] if nxt else exact & False
+        name = names(s.profile)
+        shown = name if name == values_text(s.profile) else f"{name} ({values_text(s.profile)})"
+        rows.append(
+            [
+                s.table_id,
+                pool.hand_no[first],
+                pool.hand_no[last],
+                when(pool.started_at[first]),
+                when(pool.started_at[last]),
+                len(s.hands),
+                shown,
+                int(exact.sum()),
+                f"{names(nxt[0])}: {nxt[1]}" if nxt else "none",
+                int((exact & ~other).sum()),
+                ", ".join(s.fit.undetermined) or "none",
+            ]
+        )
+    header = [
+        "table_id",
+        "first",
+        "last",
+        "from",
+        "until",
+        "hands",
+        "rules",
+        "exact",
+        "next_best",
+        "evidence",
+        "undetermined",
+    ]
+    text = text_table(header, rows)
+    if changes:
+        text += "\n\nRule changes:\n" + "\n".join(_change(pool, c, names) for c in changes)
+    unexplained = sum(len(s.hands) - s.fit.exact for s in segments)
+    if unexplained:
+        text += (
+            f"\n\n{unexplained:,} hands fit none of the candidates: findings, not rules. "
+            "Verify with the rules written (--write) to see each divergence."
+        )
+    if pool.quarantined:
+        why = ", ".join(f"{n:,} {check}" for check, n in sorted(pool.quarantined.items()))
+        text += f"\n\nQuarantined before any rules were tried: {why}."
+    return text
+
+
+def _change(pool: Pool, change: Change, names: Names) -> str:
+    last, first = int(change.before.hands[-1]), int(change.after.hands[0])
+    old, new = change.before.profile, change.after.profile
+    keys = sorted(set(old.values) | set(new.values))
+    changed = [
+        f"{k} {_compact(old.value(k))} -> {_compact(new.value(k))}"
+        for k in keys
+        if old.value(k) != new.value(k)
+    ]
+    return (
+        f"table {change.table_id}: {names(old)} until hand {pool.hand_no[last]} "
+        f"({when(pool.started_at[last])}), {names(new)} from hand {pool.hand_no[first]} "
+        f"({when(pool.started_at[first])}); changed: {', '.join(changed)}"
+    )
+
+
+def rules_file(pool: Pool, segments: list[Segment], names: Names) -> str:
+    """A rules file: each fitting profile, and an entry per table and segment, with
+    `from` and `until` where a table changed its rules."""
+    lines = ["# Written by handaudit rules infer: the profiles the tables' hands fit.", ""]
+    written: set[str] = set()
+    for s in segments:
+        name = names(s.profile)
+        if name == STANDARD or name in written:
+            continue
+        written.add(name)
+        lines.append(f"[profiles.{_key(name)}]")
+        lines.append(f'game = "{s.profile.variant.name}"')
+        lines += [f"{_key(k)} = {_toml(v)}" for k, v in s.profile.values.items()]
+        lines.append("")
+    for i, s in enumerate(segments):
+        lines.append("[[tables]]")
+        lines.append(f"match = {_toml(_glob_escape(s.table_id))}")
+        lines.append(f"profile = {_toml(names(s.profile))}")
+        before = segments[i - 1] if i else None
+        after = segments[i + 1] if i + 1 < len(segments) else None
+        if before is not None and before.table_id == s.table_id:
+            lines.append(f"from = {_toml(when(pool.started_at[int(s.hands[0])]))}")
+        if after is not None and after.table_id == s.table_id:
+            lines.append(f"until = {_toml(when(pool.started_at[int(after.hands[0])]))}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _glob_escape(table_id: str) -> str:
+    """A glob that matches `table_id` alone (fnmatch's special characters bracketed)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in table_id)
+
+
+def _key(name: str) -> str:
+    bare = name and all(c.isascii() and (c.isalnum() or c in "_-") for c in name)
+    return name if bare else json.dumps(name)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"a rules file holds no {type(value).__name__}")
