@@ -294,7 +294,7 @@ def infer_tables(
     if progress is not None:
         progress.step("the rules of each table")
     for table_id, hands in _tables(pool):
-        parts = _segments(pool, table_id, hands, _seeds(pool, hands, book), depth=3)
+        parts = _segments(pool, table_id, hands, book, [], depth=3)
         segments += [_with_floor(pool, part) for part in parts]
     segments = _shared(pool, segments)
     for a, b in itertools.pairwise(segments):
@@ -377,8 +377,11 @@ def _seeds(pool: Pool, hands: Ints, book: RuleBook | None) -> list[Profile]:
 
 
 def _segments(
-    pool: Pool, table_id: str, hands: Ints, seeds: list[Profile], depth: int
+    pool: Pool, table_id: str, hands: Ints, book: RuleBook | None, kept: list[Profile], depth: int
 ) -> list[Segment]:
+    """The table's hands (in order) as segments, each with the candidate it fits; a
+    segment is divided where two candidates fit its two parts better (`best_split`)."""
+    seeds = [*kept, *_seeds(pool, hands, book)]
     found = search(seeds, lambda p: int(pool.exact(p)[hands].sum()))
     whole_fit = Segment(table_id, hands, found)
     if depth == 0 or len(hands) < 2:
@@ -386,14 +389,16 @@ def _segments(
     flags = {d: (p, pool.exact(p)[hands]) for d, (p, _) in found.fits.items()}
     missed = hands[~flags[found.best.digest][1]]
     if len(missed):  # what the rest of the hands fit, if another candidate
-        other = search([found.best, *seeds], lambda p: int(pool.exact(p)[missed].sum()))
+        again = [found.best, *_seeds(pool, missed, book)]
+        other = search(again, lambda p: int(pool.exact(p)[missed].sum()))
         flags |= {d: (p, pool.exact(p)[hands]) for d, (p, _) in other.fits.items()}
     split = best_split(flags, found.exact)
     if split is None:
         return [whole_fit]
-    return _segments(
-        pool, table_id, hands[: split.at], [split.before, *seeds], depth - 1
-    ) + _segments(pool, table_id, hands[split.at :], [split.after, *seeds], depth - 1)
+    before, after = hands[: split.at], hands[split.at :]
+    return _segments(pool, table_id, before, book, [split.before], depth - 1) + _segments(
+        pool, table_id, after, book, [split.after], depth - 1
+    )
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ as a rules file (house-rules.md 1) that maps each table to the profile it fits."
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +35,14 @@ class Names:
     give one, else `inferred_N`."""
 
     by_digest: dict[str, str]
+    house: dict[str, str] = field(default_factory=dict)  # the rules file's, by digest
+
+    def shown(self, profile: Profile) -> str:
+        """The name, with the values unless the rules file gives them under it."""
+        name, values = self(profile), values_text(profile)
+        if name in (values, self.house.get(profile.digest)):
+            return name
+        return f"{name} ({values})"
 
     @classmethod
     def of(cls, pool: Pool, segments: list[Segment], book: RuleBook | None) -> Names:
@@ -59,7 +67,7 @@ class Names:
                 k += 1
             by_digest[profile.digest] = name
             taken.add(name)
-        return cls(by_digest)
+        return cls(by_digest, house)
 
     def __call__(self, profile: Profile) -> str:
         return self.by_digest.get(profile.digest, values_text(profile))
@@ -73,8 +81,7 @@ def report(pool: Pool, segments: list[Segment], changes: list[Change], names: Na
         nxt = s.fit.next_best()
         exact = pool.exact(s.profile)[s.hands]
         other = pool.exact(nxt[0])[s.hands] if nxt else exact & False
-        name = names(s.profile)
-        shown = name if name == values_text(s.profile) else f"{name} ({values_text(s.profile)})"
+        shown = names.shown(s.profile)
         rows.append(
             [
                 s.table_id,

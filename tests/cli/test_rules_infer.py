@@ -1,0 +1,115 @@
+"""`rules infer` through the real CLI: the public house-rules tables with their rules file
+withheld are inferred back, the rules written verify them clean, a table switched from one
+profile to another has its change found at the hand it switched, and faults stay faults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_evaluate_command import handaudit
+from tests.cli.test_house_rules_generated import RULES, generated
+from tests.conftest import EXAMPLES
+
+HOUSE = EXAMPLES / "house-rules"
+
+
+def inferred(*args: str) -> str:
+    result = handaudit("rules", "infer", *args)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def rows(text: str) -> dict[str, list[str]]:
+    """The report's table, by table id: its cells."""
+    out = {}
+    for line in text.splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        out[cells[0]] = cells
+    return out
+
+
+@pytest.mark.parametrize(
+    ("profile", "values"),
+    [
+        ("single_board", "boards=1; floor_points=40; home_run_bonus=6; row_points=[1,2,4]"),
+        ("jokers_deep", "floor_points=80; home_run_bonus=12; row_points=[2,3,4]"),
+    ],
+)
+def test_a_withheld_profile_is_read_from_the_hands_and_its_rules_verify_clean(
+    tmp_path: Path, profile: str, values: str
+) -> None:
+    written = tmp_path / "inferred.toml"
+    text = inferred(str(HOUSE / profile), "--write", str(written))
+    table = rows(text)
+    assert len(table) == 4
+    for cells in table.values():
+        assert values in cells[6]
+        assert cells[5] == cells[7] == "25"  # every hand exact under it
+    audit = handaudit("verify", str(HOUSE / profile), "--rules", str(written),
+                      "--out", str(tmp_path / "audit"))  # fmt: skip
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def test_faults_stay_faults_and_do_not_move_the_fit(tmp_path: Path) -> None:
+    text = inferred(str(HOUSE / "single_board-faults"))
+    for cells in rows(text).values():
+        assert "home_run_bonus=6; row_points=[1,2,4]" in cells[6]
+        assert int(cells[7]) >= 0.75 * int(cells[5])
+    assert "fit none of the candidates: findings, not rules" in text
+    assert "Rule changes" not in text
+
+
+@pytest.mark.parametrize("profile", ["asia", "low_middle", "ofc_capped", "pineapple_prog"])
+def test_with_the_rules_file_given_each_table_finds_its_profile(profile: str) -> None:
+    text = inferred(str(HOUSE / profile), "--rules", str(RULES))
+    table = rows(text)
+    assert len(table) == 4
+    for cells in table.values():
+        assert cells[6] == profile and cells[5] == cells[7]
+
+
+def test_a_key_no_hand_tells_apart_is_undetermined() -> None:
+    # No hand of table JD-T7004002 is a Home Run, and none is near its cover: the bonus
+    # cannot be read from it, and is said to be so rather than guessed.
+    table = rows(inferred(str(HOUSE / "jokers_deep-faults")))
+    assert table["JD-T7004002"][10] == "home_run_bonus"
+    assert table["JD-T7004000"][10] == "none"
+
+
+def _switched(folder: Path) -> tuple[Path, int]:
+    """One table: 40 hands of the contract, then 40 under jokers_deep."""
+    before = folder / "before.jsonl"
+    made = handaudit("generate", "--tables", "1", "--hands", "40", "--jokers", "1",
+                     "--seed", "3", "--out", str(before))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    after = generated(folder, "jokers_deep", 1, 40, "--seed", "4")
+    first = [json.loads(line) for line in before.read_text().splitlines()]
+    second = [json.loads(line) for line in after.read_text().splitlines()]
+    table, last = first[0]["table_id"], max(h["hand_no"] for h in first)
+    for hand in second:
+        hand.pop("rules", None)
+        hand["table_id"] = table
+        hand["hand_no"] += last
+        hand["hand_id"] = f"{table}-{hand['hand_no']:06d}"
+        hand["started_at"] = hand["started_at"].replace("2026-", "2027-", 1)
+    joined = folder / "switched.jsonl"
+    joined.write_text("".join(json.dumps(h) + "\n" for h in first + second))
+    return joined, last
+
+
+def test_a_switched_table_has_its_change_found_at_the_hand_it_switched(tmp_path: Path) -> None:
+    joined, last = _switched(tmp_path)
+    written = tmp_path / "inferred.toml"
+    text = inferred(str(joined), "--write", str(written))
+    assert len(rows(text)) == 1 or "Rule changes:" in text
+    (change,) = [line for line in text.splitlines() if line.startswith("table ")]
+    assert f"standard until hand {last} " in change
+    assert f"from hand {last + 1} " in change
+    assert "home_run_bonus 8 -> 12" in change and "row_points [1,2,3] -> [2,3,4]" in change
+    rules = written.read_text()
+    assert "until = " in rules and "from = " in rules
