@@ -443,7 +443,8 @@ def rules_infer_command(
 ) -> None:
     """For each table, the rules under which its recorded outcomes are exact, and the
     hands where a table changed its rules. Hands' own `rules` fields are not believed."""
-    from pipeline.engine.infer import infer_tables, read_pool
+    from pipeline.engine.infer import infer_tables
+    from pipeline.engine.pool import read_pool
     from pipeline.helpers.progress import Progress
     from pipeline.ingest import input_files
     from pipeline.ingest.house_rules import read_rules
@@ -453,12 +454,12 @@ def rules_infer_command(
         book = read_rules(rules) if rules is not None else None
         progress = Progress()
         pool = read_pool(input_files([Path(i) for i in inputs]), progress)
-        segments, changes = infer_tables(pool, book, progress)
+        found = infer_tables(pool, book, progress)
         progress.close()
-        names = Names.of(pool, segments, book)
-        say(report(pool, segments, changes, names))
+        names = Names.of(pool, found.segments, book)
+        say(report(pool, found, names))
         if write is not None:
-            write.write_text(rules_file(pool, segments, names), encoding="utf-8")
+            write.write_text(rules_file(pool, found.segments, names), encoding="utf-8")
             say(f"\nWrote {write}: verify --rules {write} audits each table by the rules it fits.")
 
 

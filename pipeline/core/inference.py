@@ -59,7 +59,7 @@ def candidate(game: int, values: dict[str, Any]) -> Profile:
     kept = {
         key: value
         for key, value in sorted(values.items())
-        if value != contract_value(variant, key, missing=object())
+        if value is not None and value != contract_value(variant, key, missing=object())
     }
     return Profile("candidate", game, kept)
 
@@ -88,8 +88,9 @@ class Search:
         return self.fits[self.best.digest][1]
 
     def next_best(self) -> tuple[Profile, int] | None:
-        mine = hand_rules(self.best).digest
-        others = [fit for fit in self.fits.values() if hand_rules(fit[0]).digest != mine]
+        """The best candidate that fits fewer hands (those that fit as many are not told
+        apart from the best: their differences are `undetermined`)."""
+        others = [fit for fit in self.fits.values() if fit[1] < self.exact]
         return max(others, key=lambda fit: fit[1]) if others else None
 
 
@@ -103,27 +104,44 @@ def search(seeds: Sequence[Profile], fit: Callable[[Profile], int], rounds: int 
             fits[profile.digest] = (profile, fit(profile))
         return fits[profile.digest][1]
 
-    best = max(seeds, key=score)  # the first of equal seeds: a file's, or the contract
+    def ascend(best: Profile) -> Profile:
+        for _ in range(rounds):
+            improved = False
+            for key, values in CATALOGUE[best.variant.name].items():
+                for value in values:
+                    trial = with_value(best, key, value)
+                    if score(trial) > score(best):
+                        best, improved = trial, True
+            if not improved:
+                break
+        return best
+
+    # From every seed that fits best (a file's, the contract, a reading: several keys
+    # may be wrong at once, and one key's change shows only once the others are right).
+    top = max(score(seed) for seed in seeds)
+    starts = {seed.digest: seed for seed in seeds if score(seed) == top}
+    best = max((ascend(seed) for seed in starts.values()), key=score)  # the first of equals
     catalogue = CATALOGUE[best.variant.name]
-    for _ in range(rounds):
-        improved = False
-        for key, values in catalogue.items():
-            for value in values:
-                trial = with_value(best, key, value)
-                if score(trial) > score(best):
-                    best, improved = trial, True
-        if not improved:
-            break
-    undetermined = tuple(
-        key
-        for key, values in catalogue.items()
-        if any(
-            score(with_value(best, key, v)) == score(best)
-            for v in values
-            if with_value(best, key, v).digest != best.digest
-        )
-    )
+    for key, values in catalogue.items():  # score the catalogue's other values too
+        for value in values:
+            score(with_value(best, key, value))
+    undetermined = differing(best, [p for p, n in fits.values() if n == score(best)])
     return Search(best, fits, undetermined)
+
+
+def differing(best: Profile, others: Sequence[Profile]) -> tuple[str, ...]:
+    """The keys in which any of `others` differs from `best` (but the table rules'),
+    in the order of the catalogue then by name."""
+    keys = {
+        key
+        for other in others
+        for key in set(best.values) | set(other.values)
+        if key not in TABLE_KEYS and other.value(key) != best.value(key)
+    }
+    order = list(CATALOGUE[best.variant.name])
+    return tuple(
+        sorted(keys, key=lambda k: (k not in order, order.index(k) if k in order else 0, k))
+    )
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.core.rules import STANDARD, Profile, RuleBook
-from pipeline.engine.infer import Change, Pool, Segment
+from pipeline.engine.infer import Change, Segment, Tables
+from pipeline.engine.pool import Pool
 from pipeline.outputs.text_table import text_table
 
 
@@ -20,8 +21,16 @@ def when(micros: int) -> str:
 
 
 def values_text(profile: Profile) -> str:
-    """A candidate's values that differ from the contract's, `key=value; ...`."""
-    return "; ".join(f"{k}={_compact(v)}" for k, v in profile.values.items()) or STANDARD
+    """A candidate's values that differ from the contract's, `key=value; ...`; a table
+    by its size (the rules file written holds it whole)."""
+    return "; ".join(f"{k}={_brief(v)}" for k, v in profile.values.items()) or STANDARD
+
+
+def _brief(value: Any) -> str:
+    if not isinstance(value, dict):
+        return _compact(value)
+    entries = sum(len(v) if isinstance(v, dict) else 1 for v in value.values())
+    return f"<{entries} entries>"
 
 
 def _compact(value: Any) -> str:
@@ -73,8 +82,9 @@ class Names:
         return self.by_digest.get(profile.digest, values_text(profile))
 
 
-def report(pool: Pool, segments: list[Segment], changes: list[Change], names: Names) -> str:
+def report(pool: Pool, found: Tables, names: Names) -> str:
     """One row per table and segment, then the changes of rules."""
+    segments, changes = found.segments, found.changes
     rows = []
     for s in segments:
         first, last = int(s.hands[0]), int(s.hands[-1])

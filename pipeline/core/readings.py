@@ -1,0 +1,284 @@
+"""Tables a profile may replace, read from what the hands recorded (`rules infer`).
+
+A royalty table is read from each row's recorded `royalty` beside its recorded value;
+a natural's points from the pairs in which one player declared it and the other did
+not. Each reading is the most frequent recorded value of its entry, kept when most of
+the entry's records agree (a faulty record is outvoted); an entry no hand shows keeps
+the value of the profile read onto, and is counted as not seen.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.core.evaluator import Category
+from pipeline.core.games import chinese
+from pipeline.core.games.chinese import NATURALS
+from pipeline.core.games.open_face import contract_rules as open_face_contract
+from pipeline.core.rules import RANKS, Profile
+
+Ints = npt.NDArray[np.int64]
+Flags = npt.NDArray[np.bool_]
+
+ROWS = ("top", "middle", "bottom")
+AGREE = 0.5  # the share of an entry's records that must agree on its value
+NEVER_CATEGORY = 99  # a row no stay rule lists
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A table read: its entries as a profile gives them, and how many were not seen."""
+
+    table: dict[str, Any]
+    unseen: int
+
+
+def royalty_keys(value: pa.Array, row: Ints, open_face: Flags) -> pa.Array:
+    """Each recorded row's royalty entry, `table:name`: `top:three_of_a_kind`,
+    `bottom:royal_flush` (an ace-high straight flush), and in the open-face top
+    `top_pair:QQ` or `top_trips:777`; null where the value names no category."""
+    parts = pc.split_pattern(value, ":", max_splits=1)
+    category = pc.list_element(parts, 0)
+    cards = pc.list_element(parts, 1)
+    royal = pc.and_(pc.equal(category, "straight_flush"), pc.starts_with(cards, "AKQJT"))
+    category = pc.if_else(royal, "royal_flush", category)
+    row_name = pa.array(np.array(ROWS, dtype=object)[row], pa.string())
+    key = pc.binary_join_element_wise(row_name, category, ":")
+    top = pa.array((row == 0) & open_face)
+    pair = pc.and_(top, pc.equal(category, "pair"))
+    trips = pc.and_(top, pc.equal(category, "three_of_a_kind"))
+    key = pc.if_else(
+        pair,
+        pc.binary_join_element_wise("top_pair", pc.utf8_slice_codeunits(cards, 0, 2), ":"),
+        key,
+    )
+    return pc.if_else(
+        trips,
+        pc.binary_join_element_wise("top_trips", pc.utf8_slice_codeunits(cards, 0, 3), ":"),
+        key,
+    )
+
+
+def read_royalties(keys: pa.Array, royalty: Ints, base: Profile) -> Reading | None:
+    """The royalty table `keys` and their recorded `royalty` give, onto `base`'s."""
+    if not len(royalty):
+        return None
+    counts: dict[str, Counter[int]] = defaultdict(Counter)
+    grouped = pa.table({"key": keys, "royalty": royalty}).group_by(["key", "royalty"])
+    for row in grouped.aggregate([("royalty", "count")]).to_pylist():
+        if row["key"] is not None:
+            counts[row["key"]][row["royalty"]] += row["royalty_count"]
+    table = royalty_table(base)
+    seen = 0
+    for key, votes in counts.items():
+        (points, n), total = votes.most_common(1)[0], sum(votes.values())
+        part, name = key.split(":", 1)
+        if part not in table or n < AGREE * total:
+            continue
+        seen += 1
+        if points:
+            table[part][name] = points
+        else:
+            table[part].pop(name, None)
+    return Reading(table, sum(len(entries) for entries in table.values()) - seen)
+
+
+def read_naturals(
+    declared: Ints, opponent_declared: Ints, points: Ints, base: Profile
+) -> Reading | None:
+    """The naturals table of the pairs in which one side declared a natural (its code:
+    1 + index in NATURALS, 0 for none) and the other did not; `points` are the
+    declaring side's recorded points."""
+    alone = (declared > 0) & (opponent_declared == 0)
+    if not alone.any():
+        return None
+    table = dict(natural_table(base))
+    seen = 0
+    for code in np.unique(declared[alone]):
+        votes = Counter(points[alone & (declared == code)].tolist())
+        (value, n), total = votes.most_common(1)[0], sum(votes.values())
+        name = NATURALS[int(code) - 1]
+        if n >= AGREE * total and value > 0:
+            table[name] = value
+        else:
+            table.pop(name, None)  # settled as played: the table does not pay it
+        seen += 1
+    return Reading(table, len(NATURALS) - seen)
+
+
+def royalty_table(profile: Profile) -> dict[str, dict[str, int]]:
+    """`profile`'s royalty tables as a rules file gives them (its own, else the
+    contract's), a fresh copy."""
+    given = profile.values.get("royalties")
+    if given is not None:
+        return {part: dict(entries) for part, entries in given.items()}
+    if profile.variant.open_face:
+        rules = open_face_contract(profile.variant)
+        return {
+            "top_pair": _by_rank(rules.top_pair[0], 2),
+            "top_trips": _by_rank(rules.top_trips[0], 3),
+            "middle": _by_category(rules.middle[0]),
+            "bottom": _by_category(rules.bottom[0]),
+        }
+    table = chinese.contract_rules().royalties[0]
+    return {row: _by_category(table[r]) for r, row in enumerate(ROWS)}
+
+
+def natural_table(profile: Profile) -> dict[str, int]:
+    given = profile.values.get("naturals")
+    if given is not None:
+        return dict(given)
+    points = chinese.NATURAL_POINTS[1:]
+    return {name: int(p) for name, p in zip(NATURALS, points, strict=True) if p >= 0}
+
+
+def _by_rank(points: Ints, size: int) -> dict[str, int]:
+    return {RANKS[r] * size: int(p) for r, p in enumerate(points) if p}
+
+
+def _by_category(points: Ints) -> dict[str, int]:
+    out = {c.name: int(points[c]) for c in Category if points[c]}
+    royal = int(points[-1])
+    if royal != out.get("straight_flush", 0):
+        out["royal_flush"] = royal
+    return out
+
+
+def read_surrender_points(points: Ints) -> int | None:
+    """The surrender points of a table: what a surrendered player paid a playing one
+    (`points`, the surrendered side's), when most such pairs agree."""
+    if not len(points):
+        return None
+    ((value, n),) = Counter((-points).tolist()).most_common(1)
+    return int(value) if n >= AGREE * len(points) and value >= 0 else None
+
+
+@dataclass(frozen=True)
+class Tops:
+    """Open-face players not fouled whose next hand's Fantasyland is recorded: in it now,
+    the category of each row (players, 3) and the top's rank (its pair's or trips'),
+    earned (recorded), and the cards their next hand at the table dealt (-1: none)."""
+
+    in_fantasyland: Flags
+    category: Ints
+    top_rank: Ints
+    earned: Flags
+    next_cards: Ints
+
+
+# The contract's Fantasyland (house-rules.md 2.5), by game.
+CONTRACT_STAY = ["top:three_of_a_kind", "middle:full_house", "bottom:four_of_a_kind"]
+
+
+def fantasyland(profile: Profile) -> dict[str, Any]:
+    """`profile`'s Fantasyland values, every key given (its own, else the contract's)."""
+    given = dict(profile.values.get("fantasyland", {}))
+    progressive = profile.variant.streets is not None and profile.variant.streets.progressive
+    contract: dict[str, Any] = {
+        "entry": "QQ",
+        "entry_cards": {"QQ": 14, "KK": 15, "AA": 16, "trips": 17} if progressive else 13,
+        "stay": CONTRACT_STAY,
+        "stay_cards": 14 if progressive else 13,
+    }
+    return contract | given
+
+
+def read_fantasyland(tops: Tops, base: Profile) -> Reading | None:
+    """The Fantasyland a table's records give, onto `base`'s: the lowest top pair that
+    earned an entry, the rows that kept a player in, and the cards each dealt."""
+    if not len(tops.earned):
+        return None
+    land = fantasyland(base)
+    out = dict(land)
+    unseen = 4
+    entering = ~tops.in_fantasyland & (tops.category[:, 0] == Category.pair)
+    if entering.any():
+        earned_ranks = tops.top_rank[entering & tops.earned]
+        missed = tops.top_rank[entering & ~tops.earned]
+        if len(earned_ranks):
+            entry = int(earned_ranks.min())
+            if not (missed >= entry).any():
+                out["entry"] = RANKS[entry] * 2
+                unseen -= 1
+    staying = tops.in_fantasyland
+    if staying.any():
+        stay = _stay(tops.category[staying], tops.earned[staying], land["stay"])
+        if stay is not None:
+            out["stay"] = stay
+            unseen -= 1
+    cards, seen = _cards(tops, out)
+    out |= cards
+    return Reading(out, unseen - seen)
+
+
+def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str] | None:
+    """The stay rule: `base`'s when it explains every player in Fantasyland, else the
+    lowest category of each row that no player who left reached."""
+
+    def stays(rule: list[str]) -> Flags:
+        rows = np.full(3, NEVER_CATEGORY)
+        for item in rule:
+            row, name = item.split(":")
+            rows[ROWS.index(row)] = min(rows[ROWS.index(row)], Category[name])
+        return np.asarray((category >= rows).any(axis=1), dtype=bool)
+
+    if (stays(base) == stayed).all():
+        return base
+    left = category[~stayed]
+    lowest = left.max(axis=0) + 1 if len(left) else np.zeros(3, np.int64)
+    # A three-card top makes no two pair and nothing above trips.
+    if lowest[0] > Category.three_of_a_kind:
+        lowest[0] = NEVER_CATEGORY
+    elif lowest[0] > Category.pair:
+        lowest[0] = Category.three_of_a_kind
+    rule = [
+        f"{row}:{Category(int(c)).name}"
+        for row, c in zip(ROWS, lowest, strict=True)
+        if c < len(Category)
+    ]
+    return rule if (stays(rule) == stayed).all() else None
+
+
+def _cards(tops: Tops, land: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The cards an entry and a stay deal, from the next hands of those who earned one."""
+    dealt = tops.earned & (tops.next_cards >= 0)
+    out: dict[str, Any] = {}
+    seen = 0
+    stay = dealt & tops.in_fantasyland
+    if stay.any():
+        ((value, n),) = Counter(tops.next_cards[stay].tolist()).most_common(1)
+        if n >= AGREE * int(stay.sum()):
+            out["stay_cards"] = int(value)
+            seen += 1
+    entry = dealt & ~tops.in_fantasyland
+    if entry.any():
+        entry_rank = RANKS.index(land["entry"][0])
+        table = _entry_table(land["entry_cards"], entry_rank)
+        trips = tops.category[:, 0] == Category.three_of_a_kind
+        keys = np.where(trips, -1, tops.top_rank)
+        for key in np.unique(keys[entry]):
+            votes = Counter(tops.next_cards[entry & (keys == key)].tolist())
+            ((value, n),) = votes.most_common(1)
+            name = "trips" if key < 0 else RANKS[int(key)] * 2
+            if name in table and n >= AGREE * sum(votes.values()):
+                table[name] = int(value)
+        values = set(table.values())
+        out["entry_cards"] = values.pop() if len(values) == 1 else table
+        seen += 1
+    return out, seen
+
+
+def _entry_table(cards: int | dict[str, int], entry: int) -> dict[str, int]:
+    """Entry cards as a table with a key for every pair from `entry` to AA and trips."""
+    keys = [r * 2 for r in RANKS[entry:]] + ["trips"]
+    if isinstance(cards, int):
+        return dict.fromkeys(keys, cards)
+    lowest = min(cards.values())
+    return {k: cards.get(k, lowest) for k in keys}

@@ -1,0 +1,326 @@
+"""What the hands recorded, gathered once for the readings of `rules infer`: the players'
+stacks (the floor), the pairs decided by their rows (row points and the Home Run), each
+row's royalty, the pairs in which a natural was declared, and the pairs' points (the
+open-face cap).
+
+Each is gathered over the whole pool on first use, in hand order, so that a table's
+part is a few slices (`ranges`), never a pass over the pool per table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.core.audit import audit_batch
+from pipeline.core.batch import Settlements
+from pipeline.core.checks.family import streets_dealt
+from pipeline.core.evaluator import Category
+from pipeline.core.games.chinese import NATURAL, PLAY, SURRENDER
+from pipeline.core.inference import RowPoints, candidate, read_row_points
+from pipeline.core.readings import (
+    NEVER_CATEGORY,
+    Reading,
+    Tops,
+    read_fantasyland,
+    read_naturals,
+    read_royalties,
+    read_surrender_points,
+    royalty_keys,
+)
+from pipeline.core.rules import RANKS, Profile
+from pipeline.engine.pool import Pool, force, ranges
+from pipeline.helpers.columns import ints
+
+Flags = npt.NDArray[np.bool_]
+Ints = npt.NDArray[np.int64]
+
+CATEGORY_NAMES = pa.array([c.name for c in Category])
+CATEGORY_COLUMNS = ("top_category", "middle_category", "bottom_category")
+FLOOR_FAULTS = 50  # one stack in this many may contradict the floor read: a fault
+FLOOR_GAP = 10  # points: the catalogue's step between floors
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Records of the pool in hand order: `hand` (in the pool) of each, and `first`,
+    where each hand's begin; the columns, by name."""
+
+    hand: Ints
+    first: Ints
+    columns: dict[str, Ints]
+
+    @classmethod
+    def of(cls, pool: Pool, hand: list[Ints], columns: dict[str, list[Ints]]) -> Rows:
+        h = np.concatenate(hand) if hand else np.zeros(0, np.int64)
+        order = np.argsort(h, kind="stable")
+        joined = {
+            name: (np.concatenate(parts) if parts else np.zeros(0, np.int64))[order]
+            for name, parts in columns.items()
+        }
+        h = h[order]
+        return cls(h, np.searchsorted(h, np.arange(len(pool) + 1)), joined)
+
+    def of_hands(self, hands: Ints) -> dict[str, Ints]:
+        """The columns of the records of `hands` (in their order)."""
+        at = ranges(self.first, hands)
+        return {name: column[at] for name, column in self.columns.items()}
+
+
+@dataclass
+class Recorded:
+    """The pool's records the readings use, each gathered on first use."""
+
+    pool: Pool
+    _made: dict[object, Rows] = field(default_factory=dict)
+    _keys: pa.Array | None = None
+
+    def floor_worths(self, hands: Ints) -> Ints:
+        """What each player of `hands` (one table's, in order) dealt in again held, in
+        points: the more of the stack they ended the hand before with and the one they
+        were dealt in with. A floor above it is contradicted (rules.md section 7)."""
+        f = self._players().of_hands(hands)
+        order = np.argsort(f["player"], kind="stable")  # the hands are in order already
+        player, start, end = f["player"][order], f["start"][order], f["end"][order]
+        again = np.r_[False, player[1:] == player[:-1]]
+        worth = np.maximum(np.r_[0, end[:-1]], start)[again]
+        return worth // np.maximum(f["point_value"][order][again], 1)
+
+    def row_points(self, hands: Ints, game: int, boards: int) -> RowPoints:
+        """Row points and Home Run bonus read from the recorded points of `hands`' pairs
+        decided by their rows."""
+        p = self._decided(game, boards).of_hands(hands)
+        return read_row_points(p["won"], p["lost"], boards, p["points"])
+
+    def royalties(self, hands: Ints, base: Profile) -> Reading | None:
+        """The royalty tables `hands`' recorded rows give, onto `base`'s."""
+        rows = self._royalty_rows()
+        at = ranges(rows.first, hands)
+        assert self._keys is not None
+        keep = rows.columns["counted"][at].astype(bool)
+        keys = self._keys.take(pa.array(at[keep]))
+        return read_royalties(keys, rows.columns["royalty"][at][keep], base)
+
+    def naturals(self, hands: Ints, base: Profile) -> Reading | None:
+        """The naturals table of `hands`' pairs in which one side declared a natural."""
+        p = self._pairs().of_hands(hands)
+        declared = np.concatenate([p["natural"], p["opponent_natural"]])
+        against = np.concatenate([p["opponent_natural"], p["natural"]])
+        points = np.concatenate([p["points"], -p["points"]])  # the declaring side's
+        return read_naturals(declared, against, points, base)
+
+    def surrender_points(self, hands: Ints) -> int | None:
+        """What a surrendered player paid a playing one, in `hands` that do not give
+        their own surrender points."""
+        p = self._pairs().of_hands(hands)
+        by_table = p["own_surrender"] == 0
+        alone = by_table & (p["declared"] == SURRENDER) & (p["opponent_declared"] == PLAY)
+        other = by_table & (p["opponent_declared"] == SURRENDER) & (p["declared"] == PLAY)
+        return read_surrender_points(np.concatenate([p["points"][alone], -p["points"][other]]))
+
+    def fantasyland(self, hands: Ints, base: Profile) -> Reading | None:
+        """The Fantasyland `hands`' open-face players earned and were dealt."""
+        f = self._tops().of_hands(hands)
+        keep = f["judged"].astype(bool)
+        tops = Tops(
+            in_fantasyland=f["in_fantasyland"][keep].astype(bool),
+            category=np.column_stack([f[column][keep] for column in CATEGORY_COLUMNS]),
+            top_rank=f["top_rank"][keep],
+            earned=f["earned"][keep].astype(bool),
+            next_cards=f["next_cards"][keep],
+        )
+        return read_fantasyland(tops, base)
+
+    def cap(self, hands: Ints) -> int | None:
+        """The most points recorded between two players of `hands`, when more than one
+        pair reached it (a cap leaves its mark); None otherwise."""
+        points = np.abs(self._pairs().of_hands(hands)["points"])
+        if not len(points):
+            return None
+        most = int(points.max())
+        return most if most > 0 and int((points == most).sum()) > 1 else None
+
+    # --- gathered once ------------------------------------------------------------------
+
+    def _players(self) -> Rows:
+        if "players" not in self._made:
+            hand, player, start, end, value = [], [], [], [], []
+            ids: list[pa.Array] = []
+            for batch, _, offset in self.pool.batches:
+                players = batch.players
+                hand.append(players.hand + offset)
+                ids.append(players.player_id)
+                start.append(players.stack_start)
+                end.append(players.stack_end)
+                value.append(batch.hands.point_value[players.hand])
+            every = pa.chunked_array(ids, pa.string())
+            code = ints(pc.index_in(every, value_set=pc.unique(every)))
+            player = [code]
+            columns = {"player": player, "start": start, "end": end, "point_value": value}
+            self._made["players"] = Rows.of(self.pool, hand, columns)
+        return self._made["players"]
+
+    def _decided(self, game: int, boards: int) -> Rows:
+        """The pairs of every hand of `game` dealt `boards` boards decided by their rows,
+        audited once under the contract's values (which rows each player won does not
+        depend on the points): the rows' bits and the recorded points."""
+        key = ("decided", game, boards)
+        if key in self._made:
+            return self._made[key]
+        probe = candidate(game, {"boards": boards})
+        hand, won, lost, points = [], [], [], []
+        for batch, own, offset in self.pool.batches:
+            mine = (batch.hands.game == game) & (own.boards == boards)
+            if not mine.any():
+                continue
+            settled = audit_batch(force(batch, own, probe)).settlements
+            local = ints(pc.index_in(settled["hand_id"], value_set=batch.hands.hand_id))
+            by_rows = pc.equal(settled["decided"], "rows").to_numpy(zero_copy_only=False)
+            at, found = _recorded_pair(batch.settlements, local, settled)
+            keep = by_rows & found & mine[local]
+            hand.append(local[keep] + offset)
+            won.append(ints(settled["rows_won"])[keep])
+            lost.append(ints(settled["rows_lost"])[keep])
+            points.append(batch.settlements.points[at[keep]])
+        columns = {"won": won, "lost": lost, "points": points}
+        self._made[key] = Rows.of(self.pool, hand, columns)
+        return self._made[key]
+
+    def _royalty_rows(self) -> Rows:
+        """Every recorded row with a royalty, of a player not recorded as fouled."""
+        if "royalties" not in self._made:
+            hand, royalty, counted = [], [], []
+            keys: list[pa.Array] = []
+            for batch, _, offset in self.pool.batches:
+                rows, players = batch.rows, batch.players
+                fouled = players.has_fouled & players.fouled
+                open_face = batch.hands.open_face()[players.hand[rows.player]]
+                hand.append(players.hand[rows.player] + offset)
+                royalty.append(rows.royalty)
+                counted.append((rows.has_royalty & ~fouled[rows.player]).astype(np.int64))
+                keys.append(royalty_keys(rows.value, rows.row, open_face))
+            made = Rows.of(self.pool, hand, {"royalty": royalty, "counted": counted})
+            every = pa.chunked_array(keys, pa.string()).combine_chunks()
+            h = np.concatenate(hand) if hand else np.zeros(0, np.int64)
+            self._keys = every.take(pa.array(np.argsort(h, kind="stable")))
+            self._made["royalties"] = made
+        return self._made["royalties"]
+
+    def _pairs(self) -> Rows:
+        """Every recorded pair: its points, and the natural each side declared (1 + its
+        index in NATURALS; 0: none)."""
+        if "pairs" not in self._made:
+            hand, points, natural, opponent = [], [], [], []
+            declared, opponent_declared, own_surrender = [], [], []
+            for batch, own, offset in self.pool.batches:
+                rec, players = batch.settlements, batch.players
+                code = np.where(players.declared == NATURAL, players.natural, 0)
+                key = players.hand * 8 + players.seat
+                seat = _find(key, rec.hand * 8 + rec.seat)
+                opp = _find(key, rec.hand * 8 + rec.opponent)
+                hand.append(rec.hand + offset)
+                points.append(rec.points)
+                natural.append(np.where(seat >= 0, code[seat], 0))
+                opponent.append(np.where(opp >= 0, code[opp], 0))
+                declared.append(np.where(seat >= 0, players.declared[seat], -1))
+                opponent_declared.append(np.where(opp >= 0, players.declared[opp], -1))
+                own_surrender.append(own.has_surrender[rec.hand].astype(np.int64))
+            columns = {
+                "points": points,
+                "natural": natural,
+                "opponent_natural": opponent,
+                "declared": declared,
+                "opponent_declared": opponent_declared,
+                "own_surrender": own_surrender,
+            }
+            self._made["pairs"] = Rows.of(self.pool, hand, columns)
+        return self._made["pairs"]
+
+    def _tops(self) -> Rows:
+        """Every open-face player whose next Fantasyland is recorded, with their rows'
+        categories as recorded and the cards their next hand at the table dealt."""
+        if "tops" in self._made:
+            return self._made["tops"]
+        keys = ("in_fantasyland", "top_rank", "earned", "judged", "player", "dealt")
+        names: dict[str, list[Ints]] = {k: [] for k in (*keys, *CATEGORY_COLUMNS)}
+        hand: list[Ints] = []
+        ids: list[pa.Array] = []
+        for batch, _, offset in self.pool.batches:
+            players, rows = batch.players, batch.rows
+            n = len(players)
+            category = np.full((n, 3), NEVER_CATEGORY, np.int64)
+            rank = np.full(n, -1, np.int64)
+            parts = pc.split_pattern(rows.value, ":", max_splits=1)
+            named = pc.index_in(pc.list_element(parts, 0), value_set=CATEGORY_NAMES)
+            category[rows.player, rows.row] = ints(named, NEVER_CATEGORY)
+            first = pc.utf8_slice_codeunits(pc.list_element(parts, 1), 0, 1)
+            ranked = ints(pc.index_in(first, value_set=pa.array(list(RANKS))), -1)
+            top = rows.row == 0
+            rank[rows.player[top]] = ranked[top]
+            open_face = batch.hands.open_face()[players.hand]
+            fouled = players.has_fouled & players.fouled
+            hand.append(players.hand + offset)
+            ids.append(players.player_id)
+            names["in_fantasyland"].append(players.fantasyland.astype(np.int64))
+            names["earned"].append(players.fantasyland_next.astype(np.int64))
+            judged = open_face & players.has_fantasyland_next & ~fouled
+            names["judged"].append(judged.astype(np.int64))
+            names["top_rank"].append(rank)
+            names["dealt"].append(streets_dealt(batch))
+            for r, column in enumerate(CATEGORY_COLUMNS):
+                names[column].append(category[:, r])
+        every = pa.chunked_array(ids, pa.string())
+        names["player"] = [ints(pc.index_in(every, value_set=pc.unique(every)))] if ids else []
+        made = Rows.of(self.pool, hand, names)
+        made.columns["next_cards"] = _next_cards(self.pool, made)
+        self._made["tops"] = made
+        return made
+
+
+def _next_cards(pool: Pool, rows: Rows) -> Ints:
+    """Per player row: the cards dealt in the player's next hand at the table (-1: none)."""
+    table = np.unique(np.array(pool.table_id, dtype=object), return_inverse=True)[1]
+    hand_no = np.array(pool.hand_no)[rows.hand]
+    key = table[rows.hand].astype(np.int64) * (1 << 32) + rows.columns["player"]
+    order = np.lexsort((hand_no, key))
+    following = np.full(len(key), -1, np.int64)
+    same = key[order][1:] == key[order][:-1]
+    following[order[:-1][same]] = rows.columns["dealt"][order[1:][same]]
+    return following
+
+
+def _recorded_pair(rec: Settlements, local: Ints, settled: pa.Table) -> tuple[Ints, Flags]:
+    """Where each settled pair is among the recorded ones, and whether it is there."""
+    key = rec.hand * 64 + rec.seat * 8 + rec.opponent
+    ours = local * 64 + ints(settled["seat"]) * 8 + ints(settled["opponent"])
+    if not len(key):
+        return np.zeros(len(ours), np.int64), np.zeros(len(ours), bool)
+    order = np.argsort(key)
+    at = order[np.minimum(np.searchsorted(key, ours, sorter=order), len(key) - 1)]
+    return at, key[at] == ours
+
+
+def _find(keys: Ints, wanted: Ints) -> Ints:
+    """Where each wanted key is among `keys` (-1: not there; a pair recorded for a
+    seat that was not dealt in)."""
+    if not len(keys):
+        return np.full(len(wanted), -1, np.int64)
+    order = np.argsort(keys)
+    at = order[np.minimum(np.searchsorted(keys, wanted, sorter=order), len(keys) - 1)]
+    return np.where(keys[at] == wanted, at, -1)
+
+
+def floor_bound(worths: Ints) -> int | None:
+    """The highest floor (in points) the stacks `worths` do not contradict; None without
+    any. The lowest few (one in FLOOR_FAULTS) are passed over when a gap of a floor's
+    step (FLOOR_GAP) parts them from the rest: a player dealt in far below the floor
+    is a fault, which the check floor_60 finds, not the floor's value."""
+    if not len(worths):
+        return None
+    low = np.sort(worths)[: len(worths) // FLOOR_FAULTS + 2]
+    gaps = np.flatnonzero(np.diff(low) >= FLOOR_GAP)
+    return int(low[gaps[-1] + 1] if len(gaps) else low[0])
