@@ -41,8 +41,7 @@ Ints = npt.NDArray[np.int64]
 
 CATEGORY_NAMES = pa.array([c.name for c in Category])
 CATEGORY_COLUMNS = ("top_category", "middle_category", "bottom_category")
-FLOOR_FAULTS = 50  # one stack in this many may contradict the floor read: a fault
-FLOOR_GAP = 10  # points: the catalogue's step between floors
+FLOOR_FAULTS = 200  # one stack in this many may contradict the floor read: a fault
 
 
 @dataclass(frozen=True)
@@ -315,12 +314,9 @@ def _find(keys: Ints, wanted: Ints) -> Ints:
 
 
 def floor_bound(worths: Ints) -> int | None:
-    """The highest floor (in points) the stacks `worths` do not contradict; None without
-    any. The lowest few (one in FLOOR_FAULTS) are passed over when a gap of a floor's
-    step (FLOOR_GAP) parts them from the rest: a player dealt in far below the floor
-    is a fault, which the check floor_60 finds, not the floor's value."""
+    """The highest floor (in points) the stacks `worths` do not contradict, but for one
+    in FLOOR_FAULTS (a player dealt in below the floor is a fault, which the check
+    floor_60 finds, not the floor's value); None without any."""
     if not len(worths):
         return None
-    low = np.sort(worths)[: len(worths) // FLOOR_FAULTS + 2]
-    gaps = np.flatnonzero(np.diff(low) >= FLOOR_GAP)
-    return int(low[gaps[-1] + 1] if len(gaps) else low[0])
+    return int(np.sort(worths)[len(worths) // FLOOR_FAULTS])
