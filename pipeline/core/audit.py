@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -78,13 +79,12 @@ def audit_batch(batch: HandBatch, stages: Stages = NO_STAGES) -> BatchAudit:
     The hands of a batch share a layout (`batch.game`): plain Taiwanese and Taiwanese
     Jokers share their rows (a plain hand simply holds no joker), closed Chinese has its own.
     """
-    players = batch.players
     with stages.stage("evaluation"):
-        shown = showdown(batch.game, batch.boards, players.setting, players.hand)
+        shown = evaluated(batch)
         if batch.game.layout is Layout.chinese:
             shown = replace(shown, value=low_middles(batch, shown.value))
     with stages.stage("scoring and money"):
-        scored = _score(batch, shown)
+        scored = score(batch, shown)
     findings = Findings()
     with stages.stage("checks"):
         check_outcomes(batch, shown, scored.pairs, scored.points, scored.money, findings)
@@ -95,7 +95,27 @@ def audit_batch(batch: HandBatch, stages: Stages = NO_STAGES) -> BatchAudit:
         return _tables(batch, shown, scored, findings)
 
 
-def _score(batch: HandBatch, shown: Showdown) -> Scored:
+def evaluated(batch: HandBatch) -> Showdown:
+    """The rows of every player of `batch` on each board, as the cards make them: what
+    does not depend on the hands' profiles (but a closed middle's, `low_middles`)."""
+    return showdown(batch.game, batch.boards, batch.players.setting, batch.players.hand)
+
+
+def divergent_hands(batch: HandBatch, shown: Showdown) -> npt.NDArray[np.bool_]:
+    """Per hand of `batch`: whether its audit finds any divergence, without writing one.
+    `shown`: the batch `evaluated`, once for any profiles its hands are put under."""
+    if batch.game.layout is Layout.chinese:
+        shown = replace(shown, value=low_middles(batch, shown.value))
+    scored = score(batch, shown)
+    findings = Findings(marks_only=True)
+    check_outcomes(batch, shown, scored.pairs, scored.points, scored.money, findings)
+    check_seating(batch, findings)
+    if scored.chinese is not None:
+        check_chinese(batch, scored.chinese, findings)
+    return findings.divergent(len(batch))
+
+
+def score(batch: HandBatch, shown: Showdown) -> Scored:
     players, hands = batch.players, batch.hands
     chinese = None
     if batch.game.layout is Layout.chinese:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -93,6 +93,7 @@ class _Searcher:
     pool: Pool
     recorded: Recorded
     book: RuleBook | None
+    readings: dict[tuple[int, int | None], list[Profile]] = field(default_factory=dict)
 
     def fit(self, hands: Ints) -> Callable[[Profile], int]:
         return lambda profile: int(self.pool.exact(profile)[hands].sum())
@@ -109,15 +110,19 @@ class _Searcher:
         seeds = [candidate(game, dealt)]
         if self.book is not None:
             seeds += [p for p in self.book.house if p.game == game]
-        every = self.of_game(game, dealt.get("boards"))
-        return seeds + self.read(every, game, dealt) + self.read(hands, game, dealt)
+        return seeds + self.pooled(game, dealt.get("boards")) + self.read(hands, game, dealt)
 
-    def of_game(self, game: int, boards: int | None) -> Ints:
-        """Every hand of the pool of `game` (dealt `boards` boards, if given)."""
-        mine = np.array(self.pool.game) == game
-        if boards is not None:
-            mine &= np.array(self.pool.boards) == boards
-        return np.flatnonzero(mine)
+    def pooled(self, game: int, boards: int | None) -> list[Profile]:
+        """The readings of every hand of the pool of `game` (dealt `boards` boards), made
+        once: where most tables of a game play one profile, the most records of it."""
+        key = (game, boards)
+        if key not in self.readings:
+            mine = np.array(self.pool.game) == game
+            if boards is not None:
+                mine &= np.array(self.pool.boards) == boards
+            dealt = {} if boards is None else {"boards": boards}
+            self.readings[key] = self.read(np.flatnonzero(mine), game, dealt)
+        return self.readings[key]
 
     def read(self, hands: Ints, game: int, dealt: dict[str, Any]) -> list[Profile]:
         """The contract with what `hands`' records give: row points, the Home Run and the

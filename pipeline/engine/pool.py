@@ -20,10 +20,11 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.core.audit import audit_batch
+from pipeline.core.audit import divergent_hands, evaluated
 from pipeline.core.batch import HandBatch
 from pipeline.core.inference import hand_rules
 from pipeline.core.rules import GAMES, Profile, RuleBook, standard_profiles
+from pipeline.core.showdown import Showdown
 from pipeline.helpers.columns import ints, is_null, whole
 from pipeline.helpers.progress import Progress
 from pipeline.ingest import decode, validate
@@ -61,6 +62,7 @@ class Pool:
     """The verified hands of the inputs, held for scoring under each candidate."""
 
     batches: list[tuple[HandBatch, Own, int]] = field(default_factory=list)  # with offsets
+    shown: list[Showdown] = field(default_factory=list)  # each batch evaluated, once
     table_id: list[str] = field(default_factory=list)
     hand_no: list[int] = field(default_factory=list)
     started_at: list[int] = field(default_factory=list)
@@ -75,6 +77,7 @@ class Pool:
 
     def add(self, batch: HandBatch, own: Own) -> None:
         self.batches.append((batch, own, len(self)))
+        self.shown.append(evaluated(batch))
         hands = batch.hands
         self.table_id += hands.table_id.to_pylist()
         self.hand_no += hands.hand_no.tolist()
@@ -88,8 +91,8 @@ class Pool:
         key = hand_rules(profile).digest  # the table rules' keys change no hand's audit
         if key not in self.memo:
             out = np.zeros(len(self), dtype=bool)
-            for batch, own, offset in self.batches:
-                out[offset : offset + len(batch)] = _exact(batch, own, profile)
+            for (batch, own, offset), shown in zip(self.batches, self.shown, strict=True):
+                out[offset : offset + len(batch)] = _exact(batch, own, shown, profile)
             self.memo[key] = out
         return self.memo[key]
 
@@ -160,18 +163,14 @@ def _own(batch: HandBatch, table: pa.Table) -> Own:
     )
 
 
-def _exact(batch: HandBatch, own: Own, profile: Profile) -> Flags:
+def _exact(batch: HandBatch, own: Own, shown: Showdown, profile: Profile) -> Flags:
     """Per hand of `batch`: of the profile's game, and without divergence under it."""
-    hands = batch.hands
-    ok = hands.game == profile.game
+    ok = batch.hands.game == profile.game
     if profile.variant.name in TAIWANESE:
         ok &= own.boards == profile.value("boards")
     if not ok.any():
         return ok
-    audit = audit_batch(force(batch, own, profile))
-    bad = ints(pc.index_in(audit.divergences["hand_id"], value_set=hands.hand_id))
-    ok[bad] = False
-    return ok
+    return ok & ~divergent_hands(force(batch, own, profile), shown)
 
 
 def force(batch: HandBatch, own: Own, profile: Profile) -> HandBatch:

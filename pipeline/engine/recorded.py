@@ -16,11 +16,13 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.core.audit import audit_batch
+from pipeline.core.audit import score
 from pipeline.core.batch import Settlements
 from pipeline.core.checks.family import streets_dealt
 from pipeline.core.evaluator import Category
 from pipeline.core.games.chinese import NATURAL, PLAY, SURRENDER
+from pipeline.core.games.game import HOME_RUN, ROWS
+from pipeline.core.games.pairs import Pairs
 from pipeline.core.inference import RowPoints, candidate, read_row_points
 from pipeline.core.readings import (
     NEVER_CATEGORY,
@@ -164,7 +166,8 @@ class Recorded:
         return self._made["players"]
 
     def _decided(self, game: int, boards: int) -> Rows:
-        """The pairs of every hand of `game` dealt `boards` boards decided by their rows,
+        """The pairs of every hand of `game` dealt `boards` boards decided by their rows
+        (a Home Run included),
         audited once under the contract's values (which rows each player won does not
         depend on the points): the rows' bits and the recorded points."""
         key = ("decided", game, boards)
@@ -172,18 +175,19 @@ class Recorded:
             return self._made[key]
         probe = candidate(game, {"boards": boards})
         hand, won, lost, points = [], [], [], []
-        for batch, own, offset in self.pool.batches:
+        for (batch, own, offset), shown in zip(self.pool.batches, self.pool.shown, strict=True):
             mine = (batch.hands.game == game) & (own.boards == boards)
             if not mine.any():
                 continue
-            settled = audit_batch(force(batch, own, probe)).settlements
-            local = ints(pc.index_in(settled["hand_id"], value_set=batch.hands.hand_id))
-            by_rows = pc.equal(settled["decided"], "rows").to_numpy(zero_copy_only=False)
-            at, found = _recorded_pair(batch.settlements, local, settled)
-            keep = by_rows & found & mine[local]
-            hand.append(local[keep] + offset)
-            won.append(ints(settled["rows_won"])[keep])
-            lost.append(ints(settled["rows_lost"])[keep])
+            pairs = score(force(batch, own, probe), shown).pairs
+            decided = pairs.decision
+            assert decided is not None  # every scorer says how it decided
+            by_rows = np.isin(decided.decided, (ROWS, HOME_RUN))
+            at, found = _recorded_pair(batch.settlements, batch.players.seat, pairs)
+            keep = by_rows & found & mine[pairs.hand]
+            hand.append(pairs.hand[keep] + offset)
+            won.append(decided.rows_won[keep].astype(np.int64))
+            lost.append(decided.rows_lost[keep].astype(np.int64))
             points.append(batch.settlements.points[at[keep]])
         columns = {"won": won, "lost": lost, "points": points}
         self._made[key] = Rows.of(self.pool, hand, columns)
@@ -292,15 +296,11 @@ def _next_cards(pool: Pool, rows: Rows) -> Ints:
     return following
 
 
-def _recorded_pair(rec: Settlements, local: Ints, settled: pa.Table) -> tuple[Ints, Flags]:
-    """Where each settled pair is among the recorded ones, and whether it is there."""
-    key = rec.hand * 64 + rec.seat * 8 + rec.opponent
-    ours = local * 64 + ints(settled["seat"]) * 8 + ints(settled["opponent"])
-    if not len(key):
-        return np.zeros(len(ours), np.int64), np.zeros(len(ours), bool)
-    order = np.argsort(key)
-    at = order[np.minimum(np.searchsorted(key, ours, sorter=order), len(key) - 1)]
-    return at, key[at] == ours
+def _recorded_pair(rec: Settlements, seat: Ints, pairs: Pairs) -> tuple[Ints, Flags]:
+    """Where each scored pair is among the recorded ones, and whether it is there."""
+    ours = pairs.hand * 64 + seat[pairs.a] * 8 + seat[pairs.b]
+    at = _find(rec.hand * 64 + rec.seat * 8 + rec.opponent, ours)
+    return np.maximum(at, 0), at >= 0
 
 
 def _find(keys: Ints, wanted: Ints) -> Ints:

@@ -40,7 +40,8 @@ def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
         ),
     )
     ours = scored.royalty[rows.player, rows.row]
-    for i in np.flatnonzero(rows.has_royalty & (ours != rows.royalty)).tolist():
+    wrong = np.flatnonzero(rows.has_royalty & (ours != rows.royalty))
+    for i in [] if findings.mark(hand[rows.player[wrong]]) else wrong.tolist():
         p, row = int(rows.player[i]), int(rows.row[i])
         findings.add(
             int(hand[p]),
@@ -102,6 +103,8 @@ def _declarations(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
         ),
     ]
     for declared, check, recorded, why in found:
+        if findings.mark(hand[declared]):
+            continue
         for p in np.flatnonzero(declared).tolist():
             findings.add(
                 int(hand[p]),
@@ -124,6 +127,8 @@ def _recorded_flags(
     """A divergence for each player whose recorded yes or no (`wrong` where it differs)
     is not `ours`; `says(player, ours)` is its sentence."""
     players = batch.players
+    if findings.mark(players.hand[wrong]):
+        return
     for p in np.flatnonzero(wrong).tolist():
         truth = bool(ours[p])
         findings.add(

@@ -68,6 +68,25 @@ class Findings:
     expected: list[str | None] = field(default_factory=list)
     recorded: list[str | None] = field(default_factory=list)
     message: list[str] = field(default_factory=list)
+    # Marks only: the hands that diverge are noted, no divergence is written out (a
+    # candidate's score in `rules infer`, where a wrong one diverges everywhere).
+    marks_only: bool = False
+    marked: list[npt.NDArray[np.int64]] = field(default_factory=list)
+
+    def mark(self, hands: npt.NDArray[np.int64]) -> bool:
+        """In marks-only mode, note `hands` (those of the divergences about to be added)
+        and say so, so that the caller writes none; else False."""
+        if self.marks_only:
+            self.marked.append(np.asarray(hands, dtype=np.int64))
+        return self.marks_only
+
+    def divergent(self, n: int) -> npt.NDArray[np.bool_]:
+        """Per hand of the batch (`n` hands): whether any divergence was found in it."""
+        out = np.zeros(n, dtype=bool)
+        out[self.hands()] = True
+        for hands in self.marked:
+            out[hands] = True
+        return out
 
     def add(
         self,

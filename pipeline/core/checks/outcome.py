@@ -54,7 +54,10 @@ def _row_values(batch: HandBatch, shown: Showdown, findings: Findings) -> None:
     ours = shown.value[rows.player, rows.board, rows.row]
     theirs = parse_value(rows.value)
     players = batch.players
-    for i in np.flatnonzero(ours != theirs):
+    bad = np.flatnonzero(ours != theirs)
+    if findings.mark(players.hand[rows.player[bad]]):
+        return
+    for i in bad:
         p, row, board = int(rows.player[i]), int(rows.row[i]), int(rows.board[i])
         expected = value_text([ours[i]])[0]
         recorded = rows.value[int(i)].as_py()
@@ -81,6 +84,21 @@ def _pair_settlements(
     where = np.searchsorted(ours_key, theirs_key, sorter=order)
     where = order[np.minimum(where, len(order) - 1)] if len(order) else where
     found = (ours_key[where] == theirs_key) if len(order) else np.zeros(len(rec.hand), bool)
+    k = where[found]
+    r = np.flatnonzero(found)
+    recorded_pairs = np.zeros(len(pairs), dtype=bool)
+    recorded_pairs[k] = True
+    missing = np.flatnonzero(~recorded_pairs & batch.hands.has_settlements[pairs.hand])
+    if findings.marks_only:
+        differ = (
+            (pairs.points[k] != rec.points[r])
+            | (pairs.home_run[k] != rec.home_run[r])
+            | (money.amount[k] != rec.amount[r])
+        )
+        findings.mark(
+            np.concatenate([rec.hand[~found], pairs.hand[k[differ]], pairs.hand[missing]])
+        )
+        return
     for i in np.flatnonzero(~found):
         findings.add(
             int(rec.hand[i]),
@@ -91,8 +109,6 @@ def _pair_settlements(
             opponent=int(rec.opponent[i]),
             recorded=int(rec.points[i]),
         )
-    k = where[found]
-    r = np.flatnonzero(found)
     for check, ours, theirs, show in (
         (DivergenceCheck.pair_points, pairs.points[k], rec.points[r], str),
         (DivergenceCheck.home_run, pairs.home_run[k], rec.home_run[r], _home_run_text),
@@ -115,9 +131,6 @@ def _pair_settlements(
                 expected=show(int(ours[i])),
                 recorded=show(int(theirs[i])),
             )
-    recorded_pairs = np.zeros(len(pairs), dtype=bool)
-    recorded_pairs[k] = True
-    missing = np.flatnonzero(~recorded_pairs & batch.hands.has_settlements[pairs.hand])
     for i in missing:
         a, b = int(seat[pairs.a[i]]), int(seat[pairs.b[i]])
         findings.add(
@@ -140,7 +153,10 @@ def _player_results(batch: HandBatch, points: Ints, money: Settlement, findings:
         (DivergenceCheck.net, money.net, players.net, money_text),
         (DivergenceCheck.stack_end, money.stack_end, players.stack_end, money_text),
     ):
-        for i in np.flatnonzero(ours != theirs):
+        bad = np.flatnonzero(ours != theirs)
+        if findings.mark(players.hand[bad]):
+            continue
+        for i in bad:
             findings.add(
                 int(players.hand[i]),
                 check,
@@ -160,6 +176,12 @@ def _hand_totals(batch: HandBatch, money: Settlement, findings: Findings) -> Non
     recorded = hands.rake_total
     differs = hands.has_rake_total & (recorded != rake_total)
     over_cap = hands.has_rake_total & (recorded > hands.rake_cap)
+    won_sum = sum_by(players.hand, players.won, n)
+    rake_paid = np.where(hands.has_rake_total, recorded, sum_by(players.hand, players.rake, n))
+    net_sum = sum_by(players.hand, players.net, n) + rake_paid
+    unbalanced = np.flatnonzero((won_sum != 0) | (net_sum != 0))
+    if findings.mark(np.concatenate([np.flatnonzero(differs | over_cap), unbalanced])):
+        return
     for i in np.flatnonzero(differs | over_cap):
         why = (
             f"exceeds the cap of {money_text(int(hands.rake_cap[i]))}" if over_cap[i] else "differs"
@@ -172,10 +194,7 @@ def _hand_totals(batch: HandBatch, money: Settlement, findings: Findings) -> Non
             expected=money_text(int(rake_total[i])),
             recorded=money_text(int(recorded[i])),
         )
-    won_sum = sum_by(players.hand, players.won, n)
-    rake_paid = np.where(hands.has_rake_total, recorded, sum_by(players.hand, players.rake, n))
-    net_sum = sum_by(players.hand, players.net, n) + rake_paid
-    for i in np.flatnonzero((won_sum != 0) | (net_sum != 0)):
+    for i in unbalanced:
         what = (
             f"the recorded won sum to {money_text(int(won_sum[i]))}"
             if won_sum[i]

@@ -43,7 +43,10 @@ def _cover(batch: HandBatch, covered: Flags, n_players: Ints, findings: Findings
     hand = players.hand
     cover = batch.rules.cover_points[batch.hands.profile]
     needed = cover[hand] * (n_players[hand] - 1) * batch.hands.point_value[hand]
-    for p in np.flatnonzero(covered[hand] & (players.stack_start < needed)):
+    short = np.flatnonzero(covered[hand] & (players.stack_start < needed))
+    if findings.mark(hand[short]):
+        return
+    for p in short:
         seat, stack = int(players.seat[p]), money_text(int(players.stack_start[p]))
         need = money_text(int(needed[p]))
         findings.add(
@@ -86,6 +89,8 @@ def _largest_group(batch: HandBatch, covered: Flags, n_players: Ints, findings: 
     can &= stack >= cover[hand] * (k - 1) * value[hand]
     largest = np.zeros(len(hands), dtype=np.int64)
     np.maximum.at(largest, hand[can], k[can])
+    if findings.mark(np.flatnonzero(largest > n_players)):
+        return
     for h in np.flatnonzero(largest > n_players):
         dealt_in, group = int(n_players[h]), int(largest[h])
         findings.add(
