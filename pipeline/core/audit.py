@@ -19,7 +19,7 @@ from pipeline.core.batch import HandBatch
 from pipeline.core.cards import card_texts, format_cards
 from pipeline.core.checks.family import check_chinese, streets_dealt
 from pipeline.core.checks.findings import Findings
-from pipeline.core.checks.outcome import check_outcomes
+from pipeline.core.checks.outcome import check_outcomes, check_rows
 from pipeline.core.checks.seating import check_seating
 from pipeline.core.games import HOME_RUN_NAMES, Layout
 from pipeline.core.games.chinese import DECLARATIONS, NATURALS, SCORING
@@ -101,18 +101,32 @@ def evaluated(batch: HandBatch) -> Showdown:
     return showdown(batch.game, batch.boards, batch.players.setting, batch.players.hand)
 
 
-def divergent_hands(batch: HandBatch, shown: Showdown) -> npt.NDArray[np.bool_]:
+def rows_divergent(batch: HandBatch, shown: Showdown) -> npt.NDArray[np.bool_]:
+    """Per hand of a Taiwanese `batch`: whether a recorded row value or joker diverges,
+    which no profile changes (so found once for every profile the hands are put under);
+    none for the family, whose middle a profile may turn low."""
+    findings = Findings(marks_only=True)
+    if batch.game.layout is not Layout.chinese:
+        check_rows(batch, shown, findings)
+    return findings.divergent(len(batch))
+
+
+def divergent_hands(
+    batch: HandBatch, shown: Showdown, rows: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.bool_]:
     """Per hand of `batch`: whether its audit finds any divergence, without writing one.
-    `shown`: the batch `evaluated`, once for any profiles its hands are put under."""
-    if batch.game.layout is Layout.chinese:
+    `shown`: the batch `evaluated`, and `rows`: its `rows_divergent`, both found once
+    for any profiles its hands are put under."""
+    family = batch.game.layout is Layout.chinese
+    if family:
         shown = replace(shown, value=low_middles(batch, shown.value))
     scored = score(batch, shown)
     findings = Findings(marks_only=True)
-    check_outcomes(batch, shown, scored.pairs, scored.points, scored.money, findings)
+    check_outcomes(batch, shown, scored.pairs, scored.points, scored.money, findings, family)
     check_seating(batch, findings)
     if scored.chinese is not None:
         check_chinese(batch, scored.chinese, findings)
-    return findings.divergent(len(batch))
+    return findings.divergent(len(batch)) | rows
 
 
 def score(batch: HandBatch, shown: Showdown) -> Scored:

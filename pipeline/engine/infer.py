@@ -228,13 +228,14 @@ class _Searcher:
         for s in segments:
             if s.profile.variant.name in TAIWANESE:
                 worths.setdefault(s.profile.digest, []).append(self.recorded.floor_worths(s.hands))
+        bounds = {digest: floor_bound(np.concatenate(w)) for digest, w in worths.items()}
         out = []
         for s in segments:
             fit = s.fit
             if s.profile.digest not in worths:
                 out.append(s)
                 continue
-            bound = floor_bound(np.concatenate(worths[s.profile.digest]))
+            bound = bounds[s.profile.digest]
             if bound is None:
                 undetermined = (*fit.undetermined, "floor_points")
                 out.append(replace(s, fit=replace(fit, undetermined=undetermined)))

@@ -10,24 +10,27 @@ profile written for its table.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.core.audit import divergent_hands, evaluated
+from pipeline.core.audit import divergent_hands, evaluated, rows_divergent
 from pipeline.core.batch import HandBatch
 from pipeline.core.inference import hand_rules
 from pipeline.core.rules import GAMES, Profile, RuleBook, standard_profiles
 from pipeline.core.showdown import Showdown
 from pipeline.helpers.columns import ints, is_null, whole
 from pipeline.helpers.progress import Progress
-from pipeline.ingest import decode, validate
+from pipeline.ingest import FilePart, decode, validate
+from pipeline.ingest.decode import Decoded
 from pipeline.ingest.sources import read_blocks
 
 Flags = npt.NDArray[np.bool_]
@@ -63,6 +66,7 @@ class Pool:
 
     batches: list[tuple[HandBatch, Own, int]] = field(default_factory=list)  # with offsets
     shown: list[Showdown] = field(default_factory=list)  # each batch evaluated, once
+    rows: list[Flags] = field(default_factory=list)  # and its rows' divergences, once
     table_id: list[str] = field(default_factory=list)
     hand_no: list[int] = field(default_factory=list)
     started_at: list[int] = field(default_factory=list)
@@ -75,9 +79,12 @@ class Pool:
     def __len__(self) -> int:
         return len(self.hand_no)
 
-    def add(self, batch: HandBatch, own: Own) -> None:
+    def add(self, batch: HandBatch, own: Own, shown: Showdown, rows: Flags) -> None:
+        """A batch, what its hands say themselves, its evaluation and its rows'
+        divergences (`rows_divergent`)."""
         self.batches.append((batch, own, len(self)))
-        self.shown.append(evaluated(batch))
+        self.shown.append(shown)
+        self.rows.append(rows)
         hands = batch.hands
         self.table_id += hands.table_id.to_pylist()
         self.hand_no += hands.hand_no.tolist()
@@ -91,8 +98,9 @@ class Pool:
         key = hand_rules(profile).digest  # the table rules' keys change no hand's audit
         if key not in self.memo:
             out = np.zeros(len(self), dtype=bool)
-            for (batch, own, offset), shown in zip(self.batches, self.shown, strict=True):
-                out[offset : offset + len(batch)] = _exact(batch, own, shown, profile)
+            held = zip(self.batches, self.shown, self.rows, strict=True)
+            for (batch, own, offset), shown, rows in held:
+                out[offset : offset + len(batch)] = _exact(batch, own, shown, rows, profile)
             self.memo[key] = out
         return self.memo[key]
 
@@ -104,24 +112,113 @@ def ranges(first: Ints, hands: Ints) -> Ints:
     return starts + np.arange(int(lengths.sum()))
 
 
-def read_pool(paths: Sequence[Path], progress: Progress | None = None) -> Pool:
-    """Every record of `paths` read and checked once; the quarantined counted by check."""
+@dataclass(frozen=True)
+class _Read:
+    """One block read, checked and evaluated, ready for the pool."""
+
+    batches: list[tuple[HandBatch, Own, Showdown, Flags]]
+    rejects: list[str]  # the checks of its quarantined records
+    records: int
+    ids: set[str]  # the hand ids it verified
+
+
+def _read(block: FilePart, seen: set[str]) -> _Read:
+    """A block decoded, checked under the reading profiles (its hands' own `rules` set
+    aside) and evaluated; `seen`: hand ids verified before it (gains its own)."""
+    decoded = decode(block, threads=False)
+    records = decoded.table.num_rows + len(decoded.quarantined)
+    before = set(seen)
+    held, rejects = [], []
+    for part in _by_game(decoded):  # a candidate is of one game: score only its hands
+        table = part.table
+        part = replace(part, table=_reading_rules(table))
+        batches, quarantined = validate(part, seen, READING)
+        rejects += [r.check.value for r in quarantined]
+        for batch in batches:
+            shown = evaluated(batch)
+            held.append((batch, _own(batch, table), shown, rows_divergent(batch, shown)))
+    return _Read(held, rejects, records, seen - before)
+
+
+def _by_game(decoded: Decoded) -> list[Decoded]:
+    """The decoded records of each game apart (the rejects with the first); a block of
+    one game, the usual case, as it is."""
+    table = decoded.table
+    if not table.num_rows:
+        return [decoded]
+    variant = whole(table["variant"])
+    games = pc.unique(variant).to_pylist()
+    if len(games) == 1:
+        return [decoded]
+    parts = []
+    for i, game in enumerate(games):
+        rows = np.flatnonzero(pc.equal(variant, game).to_numpy(zero_copy_only=False))
+        parts.append(
+            Decoded(
+                table.take(pa.array(rows)),
+                [decoded.sources[r] for r in rows],
+                _Some(decoded.raws, rows),
+                [decoded.digests[r] for r in rows],
+                decoded.quarantined if i == 0 else [],
+            )
+        )
+    return parts
+
+
+class _Some(Sequence[bytes | str]):
+    """Some of a block's raw records, taken only when one is asked for (a reject's)."""
+
+    def __init__(self, raws: Sequence[bytes | str], rows: Ints) -> None:
+        self._raws, self._rows = raws, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> bytes | str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[bytes | str]: ...
+    def __getitem__(self, i: int | slice) -> bytes | str | Sequence[bytes | str]:
+        if isinstance(i, slice):
+            return [self._raws[int(r)] for r in self._rows[i]]
+        return self._raws[int(self._rows[i])]
+
+
+def read_pool(paths: Sequence[Path], progress: Progress | None = None, workers: int = 2) -> Pool:
+    """Every record of `paths` read, checked and evaluated once, `workers` blocks at a
+    time, in input order; the quarantined counted by check. A block is read as if no
+    hand came before it; one whose hand ids meet those of an earlier block (a hand
+    repeated across blocks) is read again, in order, so its repeats are quarantined."""
     pool = Pool()
-    seen: set[str] = set()
+    verified: set[str] = set()
     read = 0
-    for path in paths:
-        for block in read_blocks(path):
-            decoded = decode(block)
-            table = decoded.table
-            if table.num_rows:
-                decoded = replace(decoded, table=_reading_rules(table))
-            batches, rejects = validate(decoded, seen, READING)
-            pool.quarantined.update(r.check.value for r in rejects)
-            for batch in batches:
-                pool.add(batch, _own(batch, table))
-            read += table.num_rows + len(decoded.quarantined)
-            if progress is not None:
-                progress.update(read=read, verified=len(pool), file=str(path))
+    pending: deque[tuple[Path, FilePart, Future[_Read]]] = deque()
+
+    def settle(path: Path, block: FilePart, future: Future[_Read]) -> None:
+        nonlocal read
+        done = future.result()
+        if not verified.isdisjoint(done.ids):
+            done = _read(block, verified)
+        verified.update(done.ids)
+        for batch, own, shown, rows in done.batches:
+            pool.add(batch, own, shown, rows)
+        pool.quarantined.update(done.rejects)
+        read += done.records
+        if progress is not None:
+            progress.update(read=read, verified=len(pool), file=str(path))
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="infer-read") as threads:
+        try:
+            for path in paths:
+                for block in read_blocks(path):
+                    pending.append((path, block, threads.submit(_read, block, set())))
+                    if len(pending) > workers:
+                        settle(*pending.popleft())
+            while pending:
+                settle(*pending.popleft())
+        finally:
+            for _, _, future in pending:
+                future.cancel()
     return pool
 
 
@@ -163,14 +260,14 @@ def _own(batch: HandBatch, table: pa.Table) -> Own:
     )
 
 
-def _exact(batch: HandBatch, own: Own, shown: Showdown, profile: Profile) -> Flags:
+def _exact(batch: HandBatch, own: Own, shown: Showdown, rows: Flags, profile: Profile) -> Flags:
     """Per hand of `batch`: of the profile's game, and without divergence under it."""
     ok = batch.hands.game == profile.game
     if profile.variant.name in TAIWANESE:
         ok &= own.boards == profile.value("boards")
     if not ok.any():
         return ok
-    return ok & ~divergent_hands(force(batch, own, profile), shown)
+    return ok & ~divergent_hands(force(batch, own, profile), shown, rows)
 
 
 def force(batch: HandBatch, own: Own, profile: Profile) -> HandBatch:
