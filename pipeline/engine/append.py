@@ -167,10 +167,12 @@ def append_to(
     stages: Stages,
     appender: Appender[F],
     given: bool = False,
+    after: Callable[[RunSummary, list[F]], None] | None = None,
 ) -> RunSummary:
     """Add `files` to the audit in `out_dir` (it exists; the caller holds the writer lock).
     When it returns, audit.duckdb alone holds the audit; when it fails before its commit,
-    the audit and its directory are as they were."""
+    the audit and its directory are as they were. `after`: told the summary and the
+    files added, once they are in the audit."""
     db = out_dir / DB_NAME
     con = connect(db, out_dir, read_only=False)  # DuckDB replays a log a crash left
     kept = _Kept(db)
@@ -207,6 +209,8 @@ def append_to(
         con.close()
         kept.give_back()
         run.progress.close()
+    if after is not None:
+        after(summary, fresh)
     return summary
 
 

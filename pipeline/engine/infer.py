@@ -66,7 +66,7 @@ def infer_tables(
         progress.step("the rules of each table")
     search_of = _Searcher(pool, Recorded(pool), book)
     segments: list[Segment] = []
-    for table_id, hands in _tables(pool):
+    for table_id, hands in table_hands(pool):
         segments += search_of.segments(table_id, hands, [], depth=3)
     segments = search_of.floors(search_of.shared(segments))
     changes = [
@@ -77,7 +77,7 @@ def infer_tables(
     return Tables(segments, changes)
 
 
-def _tables(pool: Pool) -> Iterator[tuple[str, Ints]]:
+def table_hands(pool: Pool) -> Iterator[tuple[str, Ints]]:
     """Each (table, game)'s hands, in hand order."""
     key = np.array([f"{t}\x00{g}" for t, g in zip(pool.table_id, pool.game, strict=True)])
     order = np.lexsort((np.array(pool.hand_no), key))

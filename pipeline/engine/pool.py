@@ -67,6 +67,7 @@ class Pool:
     batches: list[tuple[HandBatch, Own, int]] = field(default_factory=list)  # with offsets
     shown: list[Showdown] = field(default_factory=list)  # each batch evaluated, once
     rows: list[Flags] = field(default_factory=list)  # and its rows' divergences, once
+    hand_id: list[str] = field(default_factory=list)
     table_id: list[str] = field(default_factory=list)
     hand_no: list[int] = field(default_factory=list)
     started_at: list[int] = field(default_factory=list)
@@ -86,6 +87,7 @@ class Pool:
         self.shown.append(shown)
         self.rows.append(rows)
         hands = batch.hands
+        self.hand_id += hands.hand_id.to_pylist()
         self.table_id += hands.table_id.to_pylist()
         self.hand_no += hands.hand_no.tolist()
         self.started_at += hands.started_at.tolist()

@@ -41,6 +41,8 @@ class RunSummary:
     # or judged again), and the audit's hands and diverged hands after the append.
     appended: dict[str, int] = field(default_factory=dict)
     files_repeated: int = 0  # a plain run's files whose bytes an earlier one had
+    # Appending: tables whose new hands fit another profile better (`drift.py`).
+    drift: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -77,6 +79,7 @@ class RunSummary:
         )
         if self.appended:
             lines += self._ledger_lines()
+        lines += self.drift
         if self.files_repeated:
             lines.append(
                 f"files given more than once (the same bytes), read once: {self.files_repeated:,}"

@@ -6,6 +6,7 @@ table rules over the stored hands, and the run row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
@@ -68,12 +69,26 @@ def verify(
             if append and (out_dir / DB_NAME).exists():
                 stages = stages or Stages()
                 appender = LocalFiles(stages, workers)
-                return append_to(run, files, out_dir, stages, appender, given)
+                db = out_dir / DB_NAME
+                return append_to(run, files, out_dir, stages, appender, given, _drift(db, run))
             if not append:
                 may_replace(out_dir / DB_NAME, replace)
             return _verify(run, files, out_dir, parquet, stages or Stages(), workers)
         except duckdb.Error as error:  # the disk is full, or DuckDB failed to write
             raise write_failure(error, out_dir) from None
+
+
+def _drift(db: Path, run: Run) -> Callable[[RunSummary, list[Path]], None]:
+    """After an append in which some new hand diverged: the tables whose new hands fit
+    another profile of the audit better than their mapped one (`drift.py`)."""
+
+    def told(summary: RunSummary, added: list[Path]) -> None:
+        if summary.hands_diverged and run.book.house:
+            from pipeline.engine.drift import rules_drift
+
+            summary.drift = rules_drift(added, db, run.book)
+
+    return told
 
 
 def _verify(

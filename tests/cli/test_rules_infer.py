@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,25 +92,38 @@ def test_a_key_no_hand_tells_apart_is_undetermined() -> None:
     assert table["JD-T7004000"][10] == "none"
 
 
-def _switched(folder: Path) -> tuple[Path, int]:
-    """One table: 40 hands of the contract, then 40 under jokers_deep."""
-    before = folder / "before.jsonl"
-    made = handaudit("generate", "--tables", "1", "--hands", "40", "--jokers", "1",
-                     "--seed", "3", "--out", str(before))  # fmt: skip
+def _contract(folder: Path, hands: int) -> Path:
+    """One Taiwanese Jokers table dealt by the contract."""
+    out = folder / "contract.jsonl"
+    made = handaudit("generate", "--tables", "1", "--hands", str(hands), "--jokers", "1",
+                     "--seed", "3", "--out", str(out))  # fmt: skip
     assert made.returncode == 0, made.stderr
-    after = generated(folder, "jokers_deep", 1, 40, "--seed", "4")
-    first = [json.loads(line) for line in before.read_text().splitlines()]
-    second = [json.loads(line) for line in after.read_text().splitlines()]
+    return out
+
+
+def _after(first: list[dict[str, Any]], second: Path) -> list[dict[str, Any]]:
+    """The hands of `second` as the same table's, after those of `first`."""
     table, last = first[0]["table_id"], max(h["hand_no"] for h in first)
-    for hand in second:
+    hands = [json.loads(line) for line in second.read_text().splitlines()]
+    for hand in hands:
         hand.pop("rules", None)
         hand["table_id"] = table
         hand["hand_no"] += last
         hand["hand_id"] = f"{table}-{hand['hand_no']:06d}"
         hand["started_at"] = hand["started_at"].replace("2026-", "2027-", 1)
-    joined = folder / "switched.jsonl"
-    joined.write_text("".join(json.dumps(h) + "\n" for h in first + second))
-    return joined, last
+    return hands
+
+
+def _written(path: Path, hands: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(h) + "\n" for h in hands))
+    return path
+
+
+def _switched(folder: Path) -> tuple[Path, int]:
+    """One table: 40 hands of the contract, then 40 under jokers_deep."""
+    first = [json.loads(line) for line in _contract(folder, 40).read_text().splitlines()]
+    second = _after(first, generated(folder, "jokers_deep", 1, 40, "--seed", "4"))
+    return _written(folder / "switched.jsonl", first + second), max(h["hand_no"] for h in first)
 
 
 def test_a_switched_table_has_its_change_found_at_the_hand_it_switched(tmp_path: Path) -> None:
@@ -123,3 +137,42 @@ def test_a_switched_table_has_its_change_found_at_the_hand_it_switched(tmp_path:
     assert "home_run_bonus 8 -> 12" in change and "row_points [1,2,3] -> [2,3,4]" in change
     rules = written.read_text()
     assert "until = " in rules and "from = " in rules
+
+
+def test_a_ledger_says_once_when_a_table_s_new_hands_fit_another_profile(tmp_path: Path) -> None:
+    # Day 1: a table mapped to jokers_deep and dealt by it. Day 2: the same table, now
+    # dealt by the contract, appended: one line for the table, not one per hand.
+    first = [json.loads(line) for line in _contract(tmp_path, 30).read_text().splitlines()]
+    day1 = generated(tmp_path, "jokers_deep", 1, 30, "--seed", "4")
+    deep = [json.loads(line) for line in day1.read_text().splitlines()]
+    table = first[0]["table_id"]
+    for hand in deep:
+        hand.pop("rules", None)
+        hand["table_id"], hand["hand_id"] = table, f"{table}-{hand['hand_no']:06d}"
+    day2 = _after(deep, tmp_path / "contract.jsonl")
+    rules = tmp_path / "map.toml"
+    rules.write_text(
+        RULES.read_text().split("# ----")[0]
+        + """
+[profiles.jokers_deep]
+game = "taiwanese_jokers"
+row_points = [2, 3, 4]
+home_run_bonus = 12
+floor_points = 80
+
+[[tables]]
+match = "*"
+profile = "jokers_deep"
+"""
+    )
+    audit = tmp_path / "audit"
+    first_day = handaudit("verify", str(_written(tmp_path / "day1.jsonl", deep)), "--rules",
+                          str(rules), "--out", str(audit))  # fmt: skip
+    assert first_day.returncode == 0, first_day.stdout + first_day.stderr
+    assert "fit profile" not in first_day.stdout
+    second_day = handaudit("verify", str(_written(tmp_path / "day2.jsonl", day2)), "--append",
+                           "--out", str(audit))  # fmt: skip
+    assert second_day.returncode == 1
+    (line,) = [x for x in second_day.stdout.splitlines() if "fit profile" in x]
+    assert line.startswith(f"table {table}: 30 of its 30 new hands since 2027-")
+    assert "fit profile standard better than its mapped profile jokers_deep (" in line
