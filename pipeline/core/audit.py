@@ -101,20 +101,20 @@ def evaluated(batch: HandBatch) -> Showdown:
     return showdown(batch.game, batch.boards, batch.players.setting, batch.players.hand)
 
 
-def rows_divergent(batch: HandBatch, shown: Showdown) -> npt.NDArray[np.bool_]:
-    """Per hand of a Taiwanese `batch`: whether a recorded row value or joker diverges,
+def rows_divergent(batch: HandBatch, shown: Showdown) -> npt.NDArray[np.int64]:
+    """Per hand of a Taiwanese `batch`: how many recorded row values and jokers diverge,
     which no profile changes (so found once for every profile the hands are put under);
     none for the family, whose middle a profile may turn low."""
     findings = Findings(marks_only=True)
     if batch.game.layout is not Layout.chinese:
         check_rows(batch, shown, findings)
-    return findings.divergent(len(batch))
+    return findings.counts(len(batch))
 
 
 def divergent_hands(
-    batch: HandBatch, shown: Showdown, rows: npt.NDArray[np.bool_]
-) -> npt.NDArray[np.bool_]:
-    """Per hand of `batch`: whether its audit finds any divergence, without writing one.
+    batch: HandBatch, shown: Showdown, rows: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Per hand of `batch`: how many divergences its audit finds, without writing one.
     `shown`: the batch `evaluated`, and `rows`: its `rows_divergent`, both found once
     for any profiles its hands are put under."""
     family = batch.game.layout is Layout.chinese
@@ -126,7 +126,7 @@ def divergent_hands(
     check_seating(batch, findings)
     if scored.chinese is not None:
         check_chinese(batch, scored.chinese, findings)
-    return findings.divergent(len(batch)) | rows
+    return findings.counts(len(batch)) + rows
 
 
 def score(batch: HandBatch, shown: Showdown) -> Scored:

@@ -25,6 +25,9 @@ from pipeline.core.rules import GAMES, Profile, contract_value
 
 Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
+# How well a candidate fits a run of hands: the hands exact under it, then (to tell
+# apart candidates under which the same hands are exact) the fewer divergences, negated.
+Fit = tuple[int, int]
 
 # The discrete keys of each game and the values the catalogue tries (house-rules.md 2).
 HOME_RUN_BONUSES = (0, 4, 6, 8, 10, 12, 16, 20)
@@ -80,26 +83,29 @@ class Search:
     candidate it tried fits, and the keys no hand told apart."""
 
     best: Profile
-    fits: dict[str, tuple[Profile, int]]  # by digest
+    fits: dict[str, tuple[Profile, Fit]]  # by digest
     undetermined: tuple[str, ...]
 
     @property
-    def exact(self) -> int:
+    def score(self) -> Fit:
         return self.fits[self.best.digest][1]
 
+    @property
+    def exact(self) -> int:
+        return self.score[0]
+
     def next_best(self) -> tuple[Profile, int] | None:
-        """The best candidate that fits fewer hands (those that fit as many are not told
-        apart from the best: their differences are `undetermined`)."""
-        others = [fit for fit in self.fits.values() if fit[1] < self.exact]
-        return max(others, key=lambda fit: fit[1]) if others else None
+        """The best candidate under which fewer hands are exact, and their number."""
+        others = [(p, fit[0]) for p, fit in self.fits.values() if fit[0] < self.exact]
+        return max(others, key=lambda other: other[1]) if others else None
 
 
-def search(seeds: Sequence[Profile], fit: Callable[[Profile], int], rounds: int = 4) -> Search:
-    """The best candidate from `seeds`, one catalogue key changed at a time while more
-    hands fit. `fit`: how many hands of the run are exact under a candidate."""
-    fits: dict[str, tuple[Profile, int]] = {}
+def search(seeds: Sequence[Profile], fit: Callable[[Profile], Fit], rounds: int = 4) -> Search:
+    """The best candidate from `seeds`, one catalogue key changed at a time while it
+    fits better. `fit`: how well a candidate fits the run of hands (`Fit`)."""
+    fits: dict[str, tuple[Profile, Fit]] = {}
 
-    def score(profile: Profile) -> int:
+    def score(profile: Profile) -> Fit:
         if profile.digest not in fits:
             fits[profile.digest] = (profile, fit(profile))
         return fits[profile.digest][1]
@@ -118,8 +124,8 @@ def search(seeds: Sequence[Profile], fit: Callable[[Profile], int], rounds: int 
 
     # From every seed that fits best (a file's, the contract, a reading: several keys
     # may be wrong at once, and one key's change shows only once the others are right).
-    top = max(score(seed) for seed in seeds)
-    starts = {seed.digest: seed for seed in seeds if score(seed) == top}
+    top = max(score(seed)[0] for seed in seeds)
+    starts = {seed.digest: seed for seed in seeds if score(seed)[0] == top}
     best = max((ascend(seed) for seed in starts.values()), key=score)  # the first of equals
     catalogue = CATALOGUE[best.variant.name]
     for key, values in catalogue.items():  # score the catalogue's other values too

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.core.inference import Search, best_split, candidate, search, with_value
+from pipeline.core.inference import Fit, Search, best_split, candidate, search, with_value
 from pipeline.core.rules import GAMES, Profile, RuleBook
 from pipeline.engine.pool import TAIWANESE, Pool
 from pipeline.engine.recorded import Recorded, floor_bound
@@ -95,8 +95,14 @@ class _Searcher:
     book: RuleBook | None
     readings: dict[tuple[int, int | None], list[Profile]] = field(default_factory=dict)
 
-    def fit(self, hands: Ints) -> Callable[[Profile], int]:
-        return lambda profile: int(self.pool.exact(profile)[hands].sum())
+    def fit(self, hands: Ints) -> Callable[[Profile], Fit]:
+        """How well a candidate fits `hands`: exact hands, then fewer divergences."""
+
+        def fit(profile: Profile) -> Fit:
+            found = self.pool.divergences(profile)[hands]
+            return int((found == 0).sum()), -int(found.sum())
+
+        return fit
 
     def seeds(self, hands: Ints) -> list[Profile]:
         """Where a search starts: the contract of the table's game, every profile of the
@@ -212,10 +218,11 @@ class _Searcher:
                 other.game,
                 {**other.values, **{k: v for k, v in told.items() if v != other.value(k)}},
             )
-            if all(self.fit(segments[j].hands)(profile) >= segments[j].fit.exact for j in both):
+            scores = {j: self.fit(segments[j].hands)(profile) for j in both}
+            if all(scores[j] >= segments[j].fit.score for j in both):
                 for j in both:
                     fit = segments[j].fit
-                    fits = {**fit.fits, profile.digest: (profile, fit.exact)}
+                    fits = {**fit.fits, profile.digest: (profile, scores[j])}
                     segments[j] = replace(segments[j], fit=replace(fit, best=profile, fits=fits))
                 return True
         return False
@@ -242,6 +249,6 @@ class _Searcher:
                 continue
             floor = max(f for f in FLOORS if f <= bound) if bound >= 0 else 0
             best = with_value(fit.best, "floor_points", floor)
-            fits = {**fit.fits, best.digest: (best, fit.exact)}
+            fits = {**fit.fits, best.digest: (best, fit.score)}
             out.append(replace(s, fit=replace(fit, best=best, fits=fits)))
         return out

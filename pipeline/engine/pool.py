@@ -66,7 +66,7 @@ class Pool:
 
     batches: list[tuple[HandBatch, Own, int]] = field(default_factory=list)  # with offsets
     shown: list[Showdown] = field(default_factory=list)  # each batch evaluated, once
-    rows: list[Flags] = field(default_factory=list)  # and its rows' divergences, once
+    rows: list[Ints] = field(default_factory=list)  # and its rows' divergences, once
     hand_id: list[str] = field(default_factory=list)
     table_id: list[str] = field(default_factory=list)
     hand_no: list[int] = field(default_factory=list)
@@ -75,12 +75,12 @@ class Pool:
     boards: list[int] = field(default_factory=list)
     named: list[str | None] = field(default_factory=list)
     quarantined: Counter[str] = field(default_factory=Counter)
-    memo: dict[str, Flags] = field(default_factory=dict)
+    memo: dict[str, Ints] = field(default_factory=dict)  # divergences per hand, by candidate
 
     def __len__(self) -> int:
         return len(self.hand_no)
 
-    def add(self, batch: HandBatch, own: Own, shown: Showdown, rows: Flags) -> None:
+    def add(self, batch: HandBatch, own: Own, shown: Showdown, rows: Ints) -> None:
         """A batch, what its hands say themselves, its evaluation and its rows'
         divergences (`rows_divergent`)."""
         self.batches.append((batch, own, len(self)))
@@ -97,12 +97,17 @@ class Pool:
 
     def exact(self, profile: Profile) -> Flags:
         """Per hand of the pool: exact under `profile` (False for hands of other games)."""
+        return self.divergences(profile) == 0
+
+    def divergences(self, profile: Profile) -> Ints:
+        """Per hand of the pool: the divergences under `profile` (at least one for the
+        hands of other games), each candidate scored once."""
         key = hand_rules(profile).digest  # the table rules' keys change no hand's audit
         if key not in self.memo:
-            out = np.zeros(len(self), dtype=bool)
+            out = np.ones(len(self), dtype=np.int64)
             held = zip(self.batches, self.shown, self.rows, strict=True)
             for (batch, own, offset), shown, rows in held:
-                out[offset : offset + len(batch)] = _exact(batch, own, shown, rows, profile)
+                out[offset : offset + len(batch)] = _divergences(batch, own, shown, rows, profile)
             self.memo[key] = out
         return self.memo[key]
 
@@ -118,7 +123,7 @@ def ranges(first: Ints, hands: Ints) -> Ints:
 class _Read:
     """One block read, checked and evaluated, ready for the pool."""
 
-    batches: list[tuple[HandBatch, Own, Showdown, Flags]]
+    batches: list[tuple[HandBatch, Own, Showdown, Ints]]
     rejects: list[str]  # the checks of its quarantined records
     records: int
     ids: set[str]  # the hand ids it verified
@@ -262,14 +267,16 @@ def _own(batch: HandBatch, table: pa.Table) -> Own:
     )
 
 
-def _exact(batch: HandBatch, own: Own, shown: Showdown, rows: Flags, profile: Profile) -> Flags:
-    """Per hand of `batch`: of the profile's game, and without divergence under it."""
-    ok = batch.hands.game == profile.game
+def _divergences(batch: HandBatch, own: Own, shown: Showdown, rows: Ints, profile: Profile) -> Ints:
+    """Per hand of `batch`: its divergences under `profile` (1 for a hand of another
+    game, or dealt other than the profile's boards: it cannot be exact under it)."""
+    of = batch.hands.game == profile.game
     if profile.variant.name in TAIWANESE:
-        ok &= own.boards == profile.value("boards")
-    if not ok.any():
-        return ok
-    return ok & ~divergent_hands(force(batch, own, profile), shown, rows)
+        of &= own.boards == profile.value("boards")
+    if not of.any():
+        return np.ones(len(batch), dtype=np.int64)
+    found = divergent_hands(force(batch, own, profile), shown, rows)
+    return np.where(of, found, np.maximum(found, 1))
 
 
 def force(batch: HandBatch, own: Own, profile: Profile) -> HandBatch:

@@ -43,7 +43,6 @@ Ints = npt.NDArray[np.int64]
 
 CATEGORY_NAMES = pa.array([c.name for c in Category])
 CATEGORY_COLUMNS = ("top_category", "middle_category", "bottom_category")
-FLOOR_FAULTS = 200  # one stack in this many may contradict the floor read: a fault
 
 
 @dataclass(frozen=True)
@@ -314,9 +313,8 @@ def _find(keys: Ints, wanted: Ints) -> Ints:
 
 
 def floor_bound(worths: Ints) -> int | None:
-    """The highest floor (in points) the stacks `worths` do not contradict, but for one
-    in FLOOR_FAULTS (a player dealt in below the floor is a fault, which the check
-    floor_60 finds, not the floor's value); None without any."""
-    if not len(worths):
-        return None
-    return int(np.sort(worths)[len(worths) // FLOOR_FAULTS])
+    """The highest floor (in points) that none of the stacks `worths` contradicts; None
+    without any. It is a bound: a lower floor contradicts none either, and a player
+    dealt in below the true floor (a fault) lowers it, so that the rules written never
+    flag a stack the true ones do not."""
+    return int(worths.min()) if len(worths) else None

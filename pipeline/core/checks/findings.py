@@ -80,13 +80,10 @@ class Findings:
             self.marked.append(np.asarray(hands, dtype=np.int64))
         return self.marks_only
 
-    def divergent(self, n: int) -> npt.NDArray[np.bool_]:
-        """Per hand of the batch (`n` hands): whether any divergence was found in it."""
-        out = np.zeros(n, dtype=bool)
-        out[self.hands()] = True
-        for hands in self.marked:
-            out[hands] = True
-        return out
+    def counts(self, n: int) -> npt.NDArray[np.int64]:
+        """Per hand of the batch (`n` hands): how many divergences were found in it (in
+        marks-only mode, a pair's differing fields count once)."""
+        return np.bincount(np.concatenate([self.hands(), *self.marked]), minlength=n)
 
     def add(
         self,
