@@ -131,7 +131,8 @@ def search(seeds: Sequence[Profile], fit: Callable[[Profile], Fit], rounds: int 
     for key, values in catalogue.items():  # score the catalogue's other values too
         for value in values:
             score(with_value(best, key, value))
-    undetermined = differing(best, [p for p, n in fits.values() if n == score(best)])
+    # Undetermined: what no exact hand tells apart (though the faults may prefer one).
+    undetermined = differing(best, [p for p, n in fits.values() if n[0] == score(best)[0]])
     return Search(best, fits, undetermined)
 
 
