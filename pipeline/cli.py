@@ -449,17 +449,28 @@ def rules_infer_command(
     from pipeline.ingest import input_files
     from pipeline.ingest.house_rules import read_rules
     from pipeline.outputs.inferred import Names, report, rules_file
+    from pipeline.storage.files import checked_target, write_whole
 
+    interrupts.speaks_of("interrupted: nothing was written")
     with exit_codes():
         book = read_rules(rules) if rules is not None else None
+        paths = [Path(i) for i in inputs]
+        files = input_files(paths)
+        if write is not None:  # refused before anything is read
+            if rules is not None and write.resolve() == rules.resolve():
+                raise AuditError(
+                    f"{write} is the rules file given (--rules): it is not written over "
+                    "(nothing was written). Give --write another file name."
+                )
+            checked_target(write, "the rules file written", inputs=tuple(paths))
         progress = Progress()
-        pool = read_pool(input_files([Path(i) for i in inputs]), progress)
+        pool = read_pool(files, progress)
         found = infer_tables(pool, book, progress)
         progress.close()
         names = Names.of(pool, found.segments, book)
         say(report(pool, found, names))
         if write is not None:
-            write.write_text(rules_file(pool, found.segments, names), encoding="utf-8")
+            write_whole(write, rules_file(pool, found.segments, names))
             say(f"\nWrote {write}: verify --rules {write} audits each table by the rules it fits.")
 
 

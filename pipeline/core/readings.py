@@ -44,7 +44,7 @@ def royalty_keys(value: pa.Array, row: Ints, open_face: Flags) -> pa.Array:
     """Each recorded row's royalty entry, `table:name`: `top:three_of_a_kind`,
     `bottom:royal_flush` (an ace-high straight flush), and in the open-face top
     `top_pair:QQ` or `top_trips:777`; null where the value names no category."""
-    parts = pc.split_pattern(value, ":", max_splits=1)
+    parts = pc.split_pattern(plain_text(value), ":", max_splits=1)
     category = pc.list_element(parts, 0)
     cards = pc.list_element(parts, 1)
     royal = pc.and_(pc.equal(category, "straight_flush"), pc.starts_with(cards, "AKQJT"))
@@ -64,6 +64,13 @@ def royalty_keys(value: pa.Array, row: Ints, open_face: Flags) -> pa.Array:
         pc.binary_join_element_wise("top_trips", pc.utf8_slice_codeunits(cards, 0, 3), ":"),
         key,
     )
+
+
+def plain_text(value: pa.Array) -> pa.Array:
+    """Text as plain strings (Parquet's are often dictionary-encoded)."""
+    if pa.types.is_dictionary(value.type):
+        value = value.dictionary_decode()
+    return value.cast(pa.string())
 
 
 def read_royalties(keys: pa.Array, royalty: Ints, base: Profile) -> Reading | None:

@@ -72,13 +72,15 @@ def infer_tables(
     changes = [
         Change(a.table_id, a, b)
         for a, b in itertools.pairwise(segments)
-        if a.table_id == b.table_id
+        if (a.table_id, a.profile.game) == (b.table_id, b.profile.game)
     ]
     return Tables(segments, changes)
 
 
 def table_hands(pool: Pool) -> Iterator[tuple[str, Ints]]:
     """Each (table, game)'s hands, in hand order."""
+    if not len(pool):
+        return
     key = np.array([f"{t}\x00{g}" for t, g in zip(pool.table_id, pool.game, strict=True)])
     order = np.lexsort((np.array(pool.hand_no), key))
     keys = key[order]

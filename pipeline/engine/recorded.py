@@ -28,6 +28,7 @@ from pipeline.core.readings import (
     NEVER_CATEGORY,
     Reading,
     Tops,
+    plain_text,
     read_fantasyland,
     read_naturals,
     read_royalties,
@@ -256,7 +257,7 @@ class Recorded:
             n = len(players)
             category = np.full((n, 3), NEVER_CATEGORY, np.int64)
             rank = np.full(n, -1, np.int64)
-            parts = pc.split_pattern(rows.value, ":", max_splits=1)
+            parts = pc.split_pattern(plain_text(rows.value), ":", max_splits=1)
             named = pc.index_in(pc.list_element(parts, 0), value_set=CATEGORY_NAMES)
             category[rows.player, rows.row] = ints(named, NEVER_CATEGORY)
             first = pc.utf8_slice_codeunits(pc.list_element(parts, 1), 0, 1)

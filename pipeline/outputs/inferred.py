@@ -4,6 +4,7 @@ as a rules file (house-rules.md 1) that maps each table to the profile it fits."
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -58,13 +59,16 @@ class Names:
         by_digest: dict[str, str] = {}
         house = {p.digest: p.name for p in book.house} if book is not None else {}
         taken: set[str] = {STANDARD}
+        given: dict[str, Counter[str]] = {}  # name -> the profiles its hands fit
         for segment in segments:  # the hands' own name first: under it they are audited
-            named = {pool.named[int(h)] for h in segment.hands}
-            given = named.pop() if len(named) == 1 else None
-            digest = segment.profile.digest
-            if given and given not in taken and digest not in by_digest:
-                by_digest[digest] = given
-                taken.add(given)
+            for name, n in Counter(pool.named[int(h)] for h in segment.hands).items():
+                if name and name != STANDARD:
+                    given.setdefault(name, Counter())[segment.profile.digest] += n
+        for name, fits in sorted(given.items(), key=lambda kv: -sum(kv[1].values())):
+            for digest, _ in fits.most_common():
+                if digest not in by_digest and name not in taken:
+                    by_digest[digest] = name
+                    taken.add(name)
         for segment in segments:
             profile = segment.profile
             if profile.digest in by_digest:
@@ -85,6 +89,11 @@ class Names:
 def report(pool: Pool, found: Tables, names: Names) -> str:
     """One row per table and segment, then the changes of rules."""
     segments, changes = found.segments, found.changes
+    if not segments:
+        why = ", ".join(f"{n:,} {check}" for check, n in sorted(pool.quarantined.items()))
+        return "No hand was verified: there are no tables to read rules from" + (
+            f" (quarantined: {why})." if why else "."
+        )
     rows = []
     for s in segments:
         first, last = int(s.hands[0]), int(s.hands[-1])
@@ -171,12 +180,17 @@ def rules_file(pool: Pool, segments: list[Segment], names: Names) -> str:
         lines.append(f"profile = {_toml(names(s.profile))}")
         before = segments[i - 1] if i else None
         after = segments[i + 1] if i + 1 < len(segments) else None
-        if before is not None and before.table_id == s.table_id:
+        if before is not None and _same(before, s):
             lines.append(f"from = {_toml(when(pool.started_at[int(s.hands[0])]))}")
-        if after is not None and after.table_id == s.table_id:
+        if after is not None and _same(after, s):
             lines.append(f"until = {_toml(when(pool.started_at[int(after.hands[0])]))}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _same(a: Segment, b: Segment) -> bool:
+    """Two segments of one table and game: a change of rules between them."""
+    return (a.table_id, a.profile.game) == (b.table_id, b.profile.game)
 
 
 def _glob_escape(table_id: str) -> str:

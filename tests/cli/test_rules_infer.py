@@ -176,3 +176,24 @@ profile = "jokers_deep"
     (line,) = [x for x in second_day.stdout.splitlines() if "fit profile" in x]
     assert line.startswith(f"table {table}: 30 of its 30 new hands since 2027-")
     assert "fit profile standard better than its mapped profile jokers_deep (" in line
+
+
+def test_nothing_is_written_over_an_input_or_the_rules_and_nothing_read_is_said(
+    tmp_path: Path,
+) -> None:
+    history = tmp_path / "asia.parquet"
+    made = handaudit("generate", "--rules", str(RULES), "--profile", "asia", "--tables", "1",
+                     "--hands", "20", "--format", "parquet", "--out", str(history))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    rules = tmp_path / "house.toml"
+    rules.write_text(RULES.read_text())
+    for target in (history, rules):
+        refused = handaudit("rules", "infer", str(history), "--rules", str(rules),
+                            "--write", str(target))  # fmt: skip
+        assert refused.returncode == 2 and "nothing was written" in refused.stderr
+    assert rules.read_text() == RULES.read_text()
+    # Parquet's dictionary-encoded rows are read as any (the royalties of closed Chinese).
+    assert rows(inferred(str(history)))["C00001"][5] == "20"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("not json\n")
+    assert inferred(str(empty)).startswith("No hand was verified")

@@ -77,11 +77,11 @@ def _audit(history: Path, rules: Path, out: Path) -> set[tuple[str, ...]]:
     assert result.returncode in (0, 1), result.stderr
     with duckdb.connect(str(out / "audit.duckdb"), read_only=True) as con:
         found = con.execute(
-            'SELECT hand_id, "check", coalesce(seat, -1)::VARCHAR, coalesce(expected, \'\'), '
+            "SELECT hand_id, \"check\", coalesce(seat, -1)::VARCHAR, coalesce(expected, ''), "
             "coalesce(recorded, '') FROM divergences"
         ).fetchall()
         found += con.execute(
-            'SELECT coalesce(hand_id, \'\'), "check", \'\', \'\', \'\' FROM quarantine'
+            "SELECT coalesce(hand_id, ''), \"check\", '', '', '' FROM quarantine"
         ).fetchall()
     return set(found)
 
