@@ -9,6 +9,7 @@ the value of the profile read onto, and is counted as not seen.
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -289,3 +290,20 @@ def _entry_table(cards: int | dict[str, int], entry: int) -> dict[str, int]:
         return dict.fromkeys(keys, cards)
     lowest = min(cards.values())
     return {k: cards.get(k, lowest) for k in keys}
+
+
+def entry_cards_by_top(profile: Profile) -> Ints:
+    """The cards an entry deals, by the top that earned it: 13 pair ranks, then trips
+    (-1 for a pair below the entry)."""
+    land = fantasyland(profile)
+    entry = RANKS.index(land["entry"][0])
+    table = _entry_table(land["entry_cards"], entry)
+    out = np.full(14, -1, np.int64)
+    for name, cards in table.items():
+        out[13 if name == "trips" else RANKS.index(name[0])] = cards
+    return out
+
+
+def fantasyland_digest(profile: Profile) -> str:
+    """What a profile's Fantasyland is, whatever else it sets."""
+    return json.dumps([profile.game, fantasyland(profile)], sort_keys=True)

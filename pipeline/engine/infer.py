@@ -102,23 +102,26 @@ class _Searcher:
 
         def fit(profile: Profile) -> Fit:
             found = self.pool.divergences(profile)[hands]
+            if profile.variant.open_face:
+                found = found + self.recorded.card_misses(profile)[hands]
             return int((found == 0).sum()), -int(found.sum())
 
         return fit
 
     def seeds(self, hands: Ints) -> list[Profile]:
-        """Where a search starts: the contract of the table's game, every profile of the
-        rules file of that game, and the contract with the tables read from the records
-        of every hand of the game, then from the table's own."""
+        """Where a search starts: every profile of the rules file of the table's game,
+        the contract with the tables read from the records of every hand of the game,
+        the contract, and the contract with the tables read from the table's own."""
         pool = self.pool
         game = pool.game[int(hands[0])]
         dealt: dict[str, Any] = {}
         if GAMES[game].name in TAIWANESE:
             dealt["boards"] = Counter(pool.boards[int(h)] for h in hands).most_common(1)[0][0]
-        seeds = [candidate(game, dealt)]
-        if self.book is not None:
-            seeds += [p for p in self.book.house if p.game == game]
-        return seeds + self.pooled(game, dealt.get("boards")) + self.read(hands, game, dealt)
+        # In this order, which wins where they fit alike: a rules file's profile, then
+        # what the most records of the game say, then the contract, then the table's own.
+        house = [p for p in self.book.house if p.game == game] if self.book is not None else []
+        pooled = self.pooled(game, dealt.get("boards"))
+        return [*house, *pooled, candidate(game, dealt), *self.read(hands, game, dealt)]
 
     def pooled(self, game: int, boards: int | None) -> list[Profile]:
         """The readings of every hand of the pool of `game` (dealt `boards` boards), made

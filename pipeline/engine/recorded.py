@@ -28,6 +28,9 @@ from pipeline.core.readings import (
     NEVER_CATEGORY,
     Reading,
     Tops,
+    entry_cards_by_top,
+    fantasyland,
+    fantasyland_digest,
     plain_text,
     read_fantasyland,
     read_naturals,
@@ -78,6 +81,7 @@ class Recorded:
 
     pool: Pool
     _made: dict[object, Rows] = field(default_factory=dict)
+    _misses: dict[str, Ints] = field(default_factory=dict)
     _keys: pa.Array | None = None
 
     def floor_worths(self, hands: Ints) -> Ints:
@@ -135,6 +139,25 @@ class Recorded:
             next_cards=f["next_cards"][keep],
         )
         return read_fantasyland(tops, base)
+
+    def card_misses(self, profile: Profile) -> Ints:
+        """Per hand of the pool: the players dealt in it other than the Fantasyland cards
+        `profile` says their previous hand earned (the rule across hands that the
+        candidates' audits do not run), so that the cards read are scored too."""
+        key = fantasyland_digest(profile)
+        if key not in self._misses:
+            f = self._tops().columns
+            game = np.array(self.pool.game)[self._tops().hand] == profile.game
+            due = game & f["judged"].astype(bool) & f["earned"].astype(bool)
+            due &= f["next_cards"] >= 0
+            by_top = entry_cards_by_top(profile)
+            trips = f["top_category"] == Category.three_of_a_kind
+            entry = by_top[np.where(trips, len(by_top) - 1, np.clip(f["top_rank"], 0, 12))]
+            stay = fantasyland(profile)["stay_cards"]
+            want = np.where(f["in_fantasyland"].astype(bool), stay, entry)
+            missed = due & (want >= 0) & (want != f["next_cards"])
+            self._misses[key] = np.bincount(f["next_hand"][missed], minlength=len(self.pool))
+        return self._misses[key]
 
     def cap(self, hands: Ints) -> int | None:
         """The most points recorded between two players of `hands`, when more than one
@@ -270,7 +293,8 @@ class Recorded:
             ids.append(players.player_id)
             names["in_fantasyland"].append(players.fantasyland.astype(np.int64))
             names["earned"].append(players.fantasyland_next.astype(np.int64))
-            judged = open_face & players.has_fantasyland_next & ~fouled
+            plays = batch.hands.fantasyland_rule[players.hand]  # the table plays Fantasyland
+            judged = open_face & plays & players.has_fantasyland_next & ~fouled
             names["judged"].append(judged.astype(np.int64))
             names["top_rank"].append(rank)
             names["dealt"].append(streets_dealt(batch))
@@ -279,21 +303,24 @@ class Recorded:
         every = pa.chunked_array(ids, pa.string())
         names["player"] = [ints(pc.index_in(every, value_set=pc.unique(every)))] if ids else []
         made = Rows.of(self.pool, hand, names)
-        made.columns["next_cards"] = _next_cards(self.pool, made)
+        made.columns["next_hand"], made.columns["next_cards"] = _next_hands(self.pool, made)
         self._made["tops"] = made
         return made
 
 
-def _next_cards(pool: Pool, rows: Rows) -> Ints:
-    """Per player row: the cards dealt in the player's next hand at the table (-1: none)."""
+def _next_hands(pool: Pool, rows: Rows) -> tuple[Ints, Ints]:
+    """Per player row: the player's next hand at the table (in the pool) and the cards
+    dealt in it (-1 and -1: none)."""
     table = np.unique(np.array(pool.table_id, dtype=object), return_inverse=True)[1]
     hand_no = np.array(pool.hand_no)[rows.hand]
     key = table[rows.hand].astype(np.int64) * (1 << 32) + rows.columns["player"]
     order = np.lexsort((hand_no, key))
-    following = np.full(len(key), -1, np.int64)
+    cards = np.full(len(key), -1, np.int64)
+    hand = np.full(len(key), -1, np.int64)
     same = key[order][1:] == key[order][:-1]
-    following[order[:-1][same]] = rows.columns["dealt"][order[1:][same]]
-    return following
+    cards[order[:-1][same]] = rows.columns["dealt"][order[1:][same]]
+    hand[order[:-1][same]] = rows.hand[order[1:][same]]
+    return hand, cards
 
 
 def _recorded_pair(rec: Settlements, seat: Ints, pairs: Pairs) -> tuple[Ints, Flags]:

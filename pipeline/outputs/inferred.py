@@ -62,7 +62,7 @@ class Names:
         given: dict[str, Counter[str]] = {}  # name -> the profiles its hands fit
         for segment in segments:  # the hands' own name first: under it they are audited
             for name, n in Counter(pool.named[int(h)] for h in segment.hands).items():
-                if name and name != STANDARD:
+                if name and name != STANDARD and 2 * n >= len(segment.hands):  # most name it
                     given.setdefault(name, Counter())[segment.profile.digest] += n
         for name, fits in sorted(given.items(), key=lambda kv: -sum(kv[1].values())):
             for digest, _ in fits.most_common():
