@@ -48,7 +48,7 @@ def rules_drift(files: list[Path], db: Path, book: RuleBook) -> list[str]:
         own = next((p for p in profiles if p.name == name), None)
         if own is None:
             continue
-        fits = {p.name: int(pool.exact(p)[hands].sum()) for p in profiles}
+        fits = {p.name: int(pool.exact(p, hands).sum()) for p in profiles}
         best = max(fits, key=lambda n: fits[n])
         if best != name and fits[best] >= fits[name] + MIN_GAIN:
             since = datetime.fromtimestamp(pool.started_at[int(hands[0])] / 1e6, tz=UTC)

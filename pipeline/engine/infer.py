@@ -27,6 +27,7 @@ Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
 FLOORS = tuple(range(0, 201, 10))  # the floors the catalogue knows, in points
+SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class _Searcher:
         """How well a candidate fits `hands`: exact hands, then fewer divergences."""
 
         def fit(profile: Profile) -> Fit:
-            found = self.pool.divergences(profile)[hands]
+            found = self.pool.divergences(profile, hands)
             if profile.variant.open_face:
                 found = found + self.recorded.card_misses(profile)[hands]
             return int((found == 0).sum()), -int(found.sum())
@@ -177,11 +178,15 @@ class _Searcher:
         whole_fit = Segment(table_id, hands, found)
         if depth == 0 or len(hands) < 2:
             return [whole_fit]
-        flags = {d: (p, exact(p)[hands]) for d, (p, _) in found.fits.items()}
+        flags = {d: (p, exact(p, hands)) for d, (p, _) in found.fits.items()}
         missed = hands[~flags[found.best.digest][1]]
-        if len(missed):  # what the rest of the hands fit, if another candidate
-            other = search([found.best, *self.seeds(missed)], self.fit(missed))
-            flags |= {d: (p, exact(p)[hands]) for d, (p, _) in other.fits.items()}
+        runs = [(missed, [found.best])] if len(missed) else []  # what the rest fit
+        if len(missed) > SPLIT_LOOK * len(hands):  # and each half, read alone: the records
+            half = len(hands) // 2  # of two rules read together may fit neither
+            runs += [(hands[:half], []), (hands[half:], [])]
+        for run, kept in runs:
+            other = search([*kept, *self.seeds(run)], self.fit(run))
+            flags |= {d: (p, exact(p, hands)) for d, (p, _) in other.fits.items()}
         split = best_split(flags, found.exact)
         if split is None:
             return [whole_fit]

@@ -75,7 +75,8 @@ class Pool:
     boards: list[int] = field(default_factory=list)
     named: list[str | None] = field(default_factory=list)
     quarantined: Counter[str] = field(default_factory=Counter)
-    memo: dict[str, Ints] = field(default_factory=dict)  # divergences per hand, by candidate
+    # Divergences per hand of a batch, by candidate and batch.
+    memo: dict[tuple[str, int], Ints] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -95,21 +96,26 @@ class Pool:
         self.boards += own.boards.tolist()
         self.named += own.named
 
-    def exact(self, profile: Profile) -> Flags:
-        """Per hand of the pool: exact under `profile` (False for hands of other games)."""
-        return self.divergences(profile) == 0
+    def exact(self, profile: Profile, hands: Ints) -> Flags:
+        """Per hand of `hands` (of the pool): exact under `profile`."""
+        return self.divergences(profile, hands) == 0
 
-    def divergences(self, profile: Profile) -> Ints:
-        """Per hand of the pool: the divergences under `profile` (at least one for the
-        hands of other games), each candidate scored once."""
+    def divergences(self, profile: Profile, hands: Ints) -> Ints:
+        """Per hand of `hands` (of the pool): the divergences under `profile` (at least
+        one for a hand of another game). A candidate is scored once on each batch, and
+        only on the batches of the hands asked about: a table's own reading costs its
+        own hands, not the pool's."""
         key = hand_rules(profile).digest  # the table rules' keys change no hand's audit
-        if key not in self.memo:
-            out = np.ones(len(self), dtype=np.int64)
-            held = zip(self.batches, self.shown, self.rows, strict=True)
-            for (batch, own, offset), shown, rows in held:
-                out[offset : offset + len(batch)] = _divergences(batch, own, shown, rows, profile)
-            self.memo[key] = out
-        return self.memo[key]
+        starts = np.array([offset for _, _, offset in self.batches], dtype=np.int64)
+        batch_of = np.searchsorted(starts, hands, side="right") - 1
+        out = np.empty(len(hands), dtype=np.int64)
+        for b in np.unique(batch_of).tolist():
+            if (key, b) not in self.memo:
+                (batch, own, _), shown, rows = self.batches[b], self.shown[b], self.rows[b]
+                self.memo[key, b] = _divergences(batch, own, shown, rows, profile)
+            mine = batch_of == b
+            out[mine] = self.memo[key, b][hands[mine] - self.batches[b][2]]
+        return out
 
 
 def ranges(first: Ints, hands: Ints) -> Ints:

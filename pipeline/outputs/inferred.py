@@ -98,8 +98,8 @@ def report(pool: Pool, found: Tables, names: Names) -> str:
     for s in segments:
         first, last = int(s.hands[0]), int(s.hands[-1])
         nxt = s.fit.next_best()
-        exact = pool.exact(s.profile)[s.hands]
-        other = pool.exact(nxt[0])[s.hands] if nxt else exact & False
+        exact = pool.exact(s.profile, s.hands)
+        other = pool.exact(nxt[0], s.hands) if nxt else exact & False
         shown = names.shown(s.profile)
         rows.append(
             [
@@ -147,11 +147,12 @@ def report(pool: Pool, found: Tables, names: Names) -> str:
 def _change(pool: Pool, change: Change, names: Names) -> str:
     last, first = int(change.before.hands[-1]), int(change.after.hands[0])
     old, new = change.before.profile, change.after.profile
-    keys = sorted(set(old.values) | set(new.values))
+    keys = set(old.values) | set(new.values)
+    before, after = _flat(old, keys), _flat(new, keys)
     changed = [
-        f"{k} {_compact(old.value(k))} -> {_compact(new.value(k))}"
-        for k in keys
-        if old.value(k) != new.value(k)
+        f"{k} {_compact(before.get(k, 'none'))} -> {_compact(after.get(k, 'none'))}"
+        for k in sorted(set(before) | set(after))
+        if before.get(k) != after.get(k)
     ]
     return (
         f"table {change.table_id}: {names(old)} until hand {pool.hand_no[last]} "
@@ -191,6 +192,23 @@ def rules_file(pool: Pool, segments: list[Segment], names: Names) -> str:
 def _same(a: Segment, b: Segment) -> bool:
     """Two segments of one table and game: a change of rules between them."""
     return (a.table_id, a.profile.game) == (b.table_id, b.profile.game)
+
+
+def _flat(profile: Profile, keys: set[str]) -> dict[str, Any]:
+    """A profile's values of `keys`, its own or the contract's (a table's entries as
+    `table.entry`), for telling what changed."""
+    out: dict[str, Any] = {}
+    for key in sorted(keys):
+        value = profile.value(key)
+        if isinstance(value, dict):
+            for name, entry in value.items():
+                if isinstance(entry, dict):
+                    out |= {f"{key}.{name}.{k}": v for k, v in entry.items()}
+                else:
+                    out[f"{key}.{name}"] = entry
+        elif value is not None:
+            out[key] = value
+    return out
 
 
 def _glob_escape(table_id: str) -> str:

@@ -102,7 +102,8 @@ def _contract(folder: Path, hands: int) -> Path:
 
 
 def _after(first: list[dict[str, Any]], second: Path) -> list[dict[str, Any]]:
-    """The hands of `second` as the same table's, after those of `first`."""
+    """The hands of `second` as the same table's, after those of `first` (its players
+    new to the table)."""
     table, last = first[0]["table_id"], max(h["hand_no"] for h in first)
     hands = [json.loads(line) for line in second.read_text().splitlines()]
     for hand in hands:
@@ -111,6 +112,8 @@ def _after(first: list[dict[str, Any]], second: Path) -> list[dict[str, Any]]:
         hand["hand_no"] += last
         hand["hand_id"] = f"{table}-{hand['hand_no']:06d}"
         hand["started_at"] = hand["started_at"].replace("2026-", "2027-", 1)
+        for player in hand["players"] + (hand.get("sitting_out") or []):
+            player["player_id"] = f"new-{player['player_id']}"  # other players, no history
     return hands
 
 
@@ -197,3 +200,24 @@ def test_nothing_is_written_over_an_input_or_the_rules_and_nothing_read_is_said(
     empty = tmp_path / "empty.jsonl"
     empty.write_text("not json\n")
     assert inferred(str(empty)).startswith("No hand was verified")
+
+
+def test_a_switch_between_two_house_profiles_is_found_with_no_rules_given(
+    tmp_path: Path,
+) -> None:
+    # 60 hands of asia, then 60 of low_middle at the same table: read together, the
+    # records of the two fit neither, so each half is read alone too.
+    asia = generated(tmp_path / "a", "asia", 1, 60, "--seed", "5")
+    first = [json.loads(line) for line in asia.read_text().splitlines()]
+    for hand in first:
+        hand.pop("rules", None)
+    second = _after(first, generated(tmp_path / "b", "low_middle", 1, 60, "--seed", "6"))
+    joined = _written(tmp_path / "switched.jsonl", first + second)
+    written = tmp_path / "inferred.toml"
+    text = inferred(str(joined), "--write", str(written))
+    (change,) = [line for line in text.splitlines() if line.startswith("table ")]
+    last = max(h["hand_no"] for h in first)
+    assert f"until hand {last} " in change and f"from hand {last + 1} " in change
+    assert "middle high -> low" in change and "scoring 2-4 -> 1-6" in change
+    audit = handaudit("verify", str(joined), "--rules", str(written), "--out", str(tmp_path / "v"))
+    assert audit.returncode == 0, audit.stdout
