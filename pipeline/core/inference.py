@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.core.readings import fantasyland, natural_table, royalty_table
 from pipeline.core.rules import GAMES, Profile, contract_value
 
 Flags = npt.NDArray[np.bool_]
@@ -64,7 +65,21 @@ def candidate(game: int, values: dict[str, Any]) -> Profile:
         for key, value in sorted(values.items())
         if value is not None and value != contract_value(variant, key, missing=object())
     }
-    return Profile("candidate", game, kept)
+    contract = contract_tables(Profile("candidate", game))
+    return Profile("candidate", game, {k: v for k, v in kept.items() if contract.get(k) != v})
+
+
+def contract_tables(profile: Profile) -> dict[str, Any]:
+    """The contract's tables of `profile`'s game, as a rules file gives them: a table
+    read that equals one is no change."""
+    if profile.variant.name in ("taiwanese", "taiwanese_jokers"):
+        return {}
+    tables: dict[str, Any] = {"royalties": royalty_table(profile)}
+    if profile.variant.open_face:
+        tables["fantasyland"] = fantasyland(profile)
+    else:
+        tables["naturals"] = natural_table(profile)
+    return tables
 
 
 def hand_rules(profile: Profile) -> Profile:

@@ -95,6 +95,9 @@ def read_royalties(keys: pa.Array, royalty: Ints, base: Profile) -> Reading | No
             table[part][name] = points
         else:
             table[part].pop(name, None)
+    for entries in table.values():  # a royal flush that pays as a straight flush is not one
+        if "royal_flush" in entries and entries["royal_flush"] == entries.get("straight_flush"):
+            del entries["royal_flush"]
     return Reading(table, sum(len(entries) for entries in table.values()) - seen)
 
 

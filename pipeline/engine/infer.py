@@ -121,8 +121,11 @@ class _Searcher:
         # In this order, which wins where they fit alike: a rules file's profile, then
         # what the most records of the game say, then the contract, then the table's own.
         house = [p for p in self.book.house if p.game == game] if self.book is not None else []
-        pooled = self.pooled(game, dealt.get("boards"))
-        return [*house, *pooled, candidate(game, dealt), *self.read(hands, game, dealt)]
+        common = [*house, *self.pooled(game, dealt.get("boards")), candidate(game, dealt)]
+        fit = self.fit(hands)
+        if max(fit(p)[0] for p in common) == len(hands):
+            return common  # one of them fits every hand: no reading of the table's own
+        return [*common, *self.read(hands, game, dealt)]
 
     def pooled(self, game: int, boards: int | None) -> list[Profile]:
         """The readings of every hand of the pool of `game` (dealt `boards` boards), made
