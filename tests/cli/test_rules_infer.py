@@ -68,6 +68,8 @@ def test_faults_stay_faults_and_do_not_move_the_fit(profile: str) -> None:
     for table_id, cells in rows(text).items():
         if table_id == "AS-C7006000":  # dealt before its table's asia rules began
             assert "scoring" not in cells[6] and "home_run" not in cells[6]
+            # One of its hands names jokers_deep (a fault): not a name for its rules.
+            assert not cells[6].startswith("jokers_deep")
             continue
         assert cells[6].split(" ")[0] == profile
         assert int(cells[7]) >= 0.75 * int(cells[5])
@@ -220,4 +222,17 @@ def test_a_switch_between_two_house_profiles_is_found_with_no_rules_given(
     assert f"until hand {last} " in change and f"from hand {last + 1} " in change
     assert "middle high -> low" in change and "scoring 2-4 -> 1-6" in change
     audit = handaudit("verify", str(joined), "--rules", str(written), "--out", str(tmp_path / "v"))
+    assert audit.returncode == 0, audit.stdout
+
+
+def test_tables_that_do_not_play_fantasyland_do_not_teach_its_entry(tmp_path: Path) -> None:
+    # Some generated tables play without Fantasyland: a pair of jacks there earns
+    # nothing, which says nothing of ofc_capped's entry (JJ).
+    history = generated(tmp_path, "ofc_capped", 8, 100, "--seed", "1")
+    assert any(json.loads(line).get("fantasyland_rule") is False
+               for line in history.read_text().splitlines())  # fmt: skip
+    written = tmp_path / "inferred.toml"
+    inferred(str(history), "--write", str(written))
+    assert 'entry = "JJ"' in written.read_text()
+    audit = handaudit("verify", str(history), "--rules", str(written), "--out", str(tmp_path / "v"))
     assert audit.returncode == 0, audit.stdout
