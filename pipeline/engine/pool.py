@@ -10,6 +10,7 @@ profile written for its table.
 
 from __future__ import annotations
 
+import json
 from collections import Counter, deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -25,18 +26,21 @@ import pyarrow.compute as pc
 from pipeline.core.audit import divergent_hands, evaluated, rows_divergent
 from pipeline.core.batch import HandBatch
 from pipeline.core.inference import hand_rules
+from pipeline.core.money import cents_of
 from pipeline.core.rules import GAMES, Profile, RuleBook, standard_profiles
 from pipeline.core.showdown import Showdown
 from pipeline.helpers.columns import ints, is_null, whole
 from pipeline.helpers.progress import Progress
 from pipeline.ingest import FilePart, decode, validate
 from pipeline.ingest.decode import Decoded
+from pipeline.ingest.quarantine import QuarantineCheck, Quarantined
 from pipeline.ingest.sources import read_blocks
 
 Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
 TAIWANESE = {"taiwanese", "taiwanese_jokers"}
+REPEATS = (QuarantineCheck.duplicate_hand, QuarantineCheck.conflicting_hand)
 # While reading, a Taiwanese hand dealt one board is checked under a one-board profile
 # of its game (else its board count would quarantine it); the search decides the rest.
 ONE_BOARD = {
@@ -75,6 +79,9 @@ class Pool:
     boards: list[int] = field(default_factory=list)
     named: list[str | None] = field(default_factory=list)
     quarantined: Counter[str] = field(default_factory=Counter)
+    # The players of quarantined records, by table: (hand_no, player_id, stack_end in
+    # cents, None when unreadable). The table rules read a player's previous stack there.
+    set_aside: dict[str, list[tuple[int, str, int | None]]] = field(default_factory=dict)
     # Divergences per hand of a batch, by candidate and batch.
     memo: dict[tuple[str, int], Ints] = field(default_factory=dict)
 
@@ -131,6 +138,7 @@ class _Read:
 
     batches: list[tuple[HandBatch, Own, Showdown, Ints]]
     rejects: list[str]  # the checks of its quarantined records
+    aside: list[Appearance]  # their players
     records: int
     ids: set[str]  # the hand ids it verified
 
@@ -141,16 +149,55 @@ def _read(block: FilePart, seen: set[str]) -> _Read:
     decoded = decode(block, threads=False)
     records = decoded.table.num_rows + len(decoded.quarantined)
     before = set(seen)
-    held, rejects = [], []
+    held, rejects, aside = [], [], []
     for part in _by_game(decoded):  # a candidate is of one game: score only its hands
         table = part.table
         part = replace(part, table=_reading_rules(table))
         batches, quarantined = validate(part, seen, READING)
         rejects += [r.check.value for r in quarantined]
+        aside += appearances(quarantined)
         for batch in batches:
             shown = evaluated(batch)
             held.append((batch, _own(batch, table), shown, rows_divergent(batch, shown)))
-    return _Read(held, rejects, records, seen - before)
+    return _Read(held, rejects, aside, records, seen - before)
+
+
+@dataclass(frozen=True)
+class Appearance:
+    """A player of a quarantined record, as the table rules read it."""
+
+    hand_id: str
+    table_id: str
+    hand_no: int
+    player_id: str
+    stack_end: int | None  # cents
+
+
+def appearances(rejects: Sequence[Quarantined]) -> list[Appearance]:
+    """The players of quarantined records, where their JSON gives a table and hand
+    number (`table_rules.QUARANTINE_APPEARANCES`, which verify reads): a loop over the
+    quarantined records only. A hand read again is not one of them."""
+    out = []
+    for reject in rejects:
+        if reject.hand_id is None or reject.raw is None or reject.check in REPEATS:
+            continue
+        try:
+            record = json.loads(reject.raw)
+            table_id, hand_no = record["table_id"], int(record["hand_no"])
+            players = [(p["player_id"], p.get("stack_end")) for p in record["players"]]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
+        for player_id, end in players:
+            if isinstance(table_id, str) and isinstance(player_id, str):
+                out.append(Appearance(reject.hand_id, table_id, hand_no, player_id, _cents(end)))
+    return out
+
+
+def _cents(text: object) -> int | None:
+    try:
+        return cents_of(str(text)) if text is not None else None
+    except (ValueError, ArithmeticError):
+        return None
 
 
 def _by_game(decoded: Decoded) -> list[Decoded]:
@@ -204,6 +251,7 @@ def read_pool(paths: Sequence[Path], progress: Progress | None = None, workers: 
     repeated across blocks) is read again, in order, so its repeats are quarantined."""
     pool = Pool()
     verified: set[str] = set()
+    aside: list[Appearance] = []
     read = 0
     pending: deque[tuple[Path, FilePart, Future[_Read]]] = deque()
 
@@ -216,6 +264,7 @@ def read_pool(paths: Sequence[Path], progress: Progress | None = None, workers: 
         for batch, own, shown, rows in done.batches:
             pool.add(batch, own, shown, rows)
         pool.quarantined.update(done.rejects)
+        aside.extend(done.aside)
         read += done.records
         if progress is not None:
             progress.update(read=read, verified=len(pool), file=str(path))
@@ -232,6 +281,9 @@ def read_pool(paths: Sequence[Path], progress: Progress | None = None, workers: 
         finally:
             for _, _, future in pending:
                 future.cancel()
+    for a in aside:  # a hand verified in another record is not one set aside
+        if a.hand_id not in verified:
+            pool.set_aside.setdefault(a.table_id, []).append((a.hand_no, a.player_id, a.stack_end))
     return pool
 
 

@@ -83,17 +83,36 @@ class Recorded:
     _made: dict[object, Rows] = field(default_factory=dict)
     _misses: dict[str, Ints] = field(default_factory=dict)
     _keys: pa.Array | None = None
+    _ids: pa.Array | None = None  # the players' ids, by code
 
     def floor_worths(self, hands: Ints) -> Ints:
         """What each player of `hands` (one table's, in order) dealt in again held, in
-        points: the more of the stack they ended the hand before with and the one they
-        were dealt in with. A floor above it is contradicted (rules.md section 7)."""
+        points: the more of the stack they ended their previous hand at the table with
+        (a quarantined one's too, as the table rules read it) and the one they were
+        dealt in with. A floor above it is contradicted (rules.md section 7)."""
         f = self._players().of_hands(hands)
-        order = np.argsort(f["player"], kind="stable")  # the hands are in order already
-        player, start, end = f["player"][order], f["start"][order], f["end"][order]
-        again = np.r_[False, player[1:] == player[:-1]]
+        aside = self.pool.set_aside.get(self.pool.table_id[int(hands[0])], [])
+        player, no, start, end = f["player"], f["hand_no"], f["start"], f["end"]
+        judged, known = np.ones(len(player), bool), np.ones(len(player), bool)
+        if aside:  # the players of its quarantined records, between theirs
+            assert self._ids is not None
+            code = ints(
+                pc.index_in(pa.array([a[1] for a in aside], pa.string()), value_set=self._ids)
+            )
+            ends = np.array([-1 if a[2] is None else a[2] for a in aside], dtype=np.int64)
+            player = np.concatenate([player, code])
+            no = np.concatenate([no, np.array([a[0] for a in aside], dtype=np.int64)])
+            start = np.concatenate([start, np.zeros(len(aside), np.int64)])
+            end = np.concatenate([end, ends])
+            judged = np.concatenate([judged, np.zeros(len(aside), bool)])
+            known = np.concatenate([known, ends >= 0])
+        order = np.lexsort((no, player))  # each player's appearances in hand order
+        player, start, end = player[order], start[order], end[order]
+        judged, known = judged[order], known[order]
+        again = np.r_[False, player[1:] == player[:-1]] & np.r_[False, known[:-1]] & judged
         worth = np.maximum(np.r_[0, end[:-1]], start)[again]
-        return worth // np.maximum(f["point_value"][order][again], 1)
+        value = np.concatenate([f["point_value"], np.ones(len(aside), np.int64)])[order]
+        return worth // np.maximum(value[again], 1)
 
     def row_points(self, hands: Ints, game: int, boards: int) -> RowPoints:
         """Row points and Home Run bonus read from the recorded points of `hands`' pairs
@@ -172,7 +191,7 @@ class Recorded:
 
     def _players(self) -> Rows:
         if "players" not in self._made:
-            hand, player, start, end, value = [], [], [], [], []
+            hand, player, start, end, value, no = [], [], [], [], [], []
             ids: list[pa.Array] = []
             for batch, _, offset in self.pool.batches:
                 players = batch.players
@@ -181,10 +200,13 @@ class Recorded:
                 start.append(players.stack_start)
                 end.append(players.stack_end)
                 value.append(batch.hands.point_value[players.hand])
+                no.append(batch.hands.hand_no[players.hand])
             every = pa.chunked_array(ids, pa.string())
-            code = ints(pc.index_in(every, value_set=pc.unique(every)))
+            self._ids = pc.unique(every)
+            code = ints(pc.index_in(every, value_set=self._ids))
             player = [code]
             columns = {"player": player, "start": start, "end": end, "point_value": value}
+            columns["hand_no"] = no
             self._made["players"] = Rows.of(self.pool, hand, columns)
         return self._made["players"]
 
