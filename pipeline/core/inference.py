@@ -14,6 +14,7 @@ rules there: `best_split` finds the hand that divides it best.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,10 +126,10 @@ def search(seeds: Sequence[Profile], fit: Callable[[Profile], Fit], rounds: int 
             fits[profile.digest] = (profile, fit(profile))
         return fits[profile.digest][1]
 
-    def ascend(best: Profile) -> Profile:
+    def ascend(best: Profile, keys: dict[str, tuple[Any, ...]]) -> Profile:
         for _ in range(rounds):
             improved = False
-            for key, values in CATALOGUE[best.variant.name].items():
+            for key, values in keys.items():
                 for value in values:
                     trial = with_value(best, key, value)
                     if score(trial) > score(best):
@@ -141,14 +142,27 @@ def search(seeds: Sequence[Profile], fit: Callable[[Profile], Fit], rounds: int 
     # may be wrong at once, and one key's change shows only once the others are right).
     top = max(score(seed)[0] for seed in seeds)
     starts = {seed.digest: seed for seed in seeds if score(seed)[0] == top}
-    best = max((ascend(seed) for seed in starts.values()), key=score)  # the first of equals
-    catalogue = CATALOGUE[best.variant.name]
+    catalogue = CATALOGUE[seeds[0].variant.name]
+    best = max((ascend(seed, catalogue) for seed in starts.values()), key=score)  # first of equals
+    if score(best)[1] < 0:  # some hand diverges: the tables the other seeds read, one at a
+        best = ascend(best, {**catalogue, **read_values(seeds, catalogue)})  # time, too
     for key, values in catalogue.items():  # score the catalogue's other values too
         for value in values:
             score(with_value(best, key, value))
     # Undetermined: what no exact hand tells apart (though the faults may prefer one).
     undetermined = differing(best, [p for p, n in fits.values() if n[0] == score(best)[0]])
     return Search(best, fits, undetermined)
+
+
+def read_values(seeds: Sequence[Profile], catalogue: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    """The values the seeds give the keys outside the catalogue (the tables read from
+    the records: a seed that fits few hands as a whole may hold the one that is right)."""
+    values: dict[str, dict[str, Any]] = {}
+    for key in sorted({k for seed in seeds for k in seed.values} - set(catalogue)):
+        for seed in seeds:
+            value = seed.values.get(key)
+            values.setdefault(key, {})[json.dumps(value, sort_keys=True)] = value
+    return {key: tuple(v.values()) for key, v in values.items() if len(v) > 1}
 
 
 def differing(best: Profile, others: Sequence[Profile]) -> tuple[str, ...]:

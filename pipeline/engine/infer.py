@@ -45,9 +45,30 @@ class Segment:
 
 @dataclass(frozen=True)
 class Change:
+    """A table's rules changed between two segments: `last` is the last hand that fits
+    the old rules and not the new, `first` the first that fits the new and not the old
+    (pool indices); `between`, the hands between them, tell the two apart nowhere."""
+
     table_id: str
     before: Segment
     after: Segment
+    last: int
+    first: int
+    between: Ints
+
+    @classmethod
+    def of(cls, pool: Pool, before: Segment, after: Segment) -> Change:
+        hands = np.concatenate([before.hands, after.hands])
+        old, new = pool.exact(before.profile, hands), pool.exact(after.profile, hands)
+        at = len(before.hands)
+        olds = np.flatnonzero(old[:at] & ~new[:at])
+        news = np.flatnonzero(new[at:] & ~old[at:])
+        last = int(olds[-1]) if len(olds) else at - 1
+        first = at + int(news[0]) if len(news) else at
+        return cls(
+            before.table_id, before, after, int(hands[last]), int(hands[first]),
+            hands[last + 1 : first],
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -71,7 +92,7 @@ def infer_tables(
         segments += search_of.segments(table_id, hands, [], depth=3)
     segments = search_of.floors(search_of.shared(segments))
     changes = [
-        Change(a.table_id, a, b)
+        Change.of(pool, a, b)
         for a, b in itertools.pairwise(segments)
         if (a.table_id, a.profile.game) == (b.table_id, b.profile.game)
     ]
@@ -187,9 +208,14 @@ class _Searcher:
         if len(missed) > SPLIT_LOOK * len(hands):  # and each half, read alone: the records
             half = len(hands) // 2  # of two rules read together may fit neither
             runs += [(hands[:half], []), (hands[half:], [])]
-        for run, kept in runs:
+        for k, (run, kept) in enumerate(runs):
             other = search([*kept, *self.seeds(run)], self.fit(run))
             flags |= {d: (p, exact(p, hands)) for d, (p, _) in other.fits.items()}
+            if k and not kept:  # a half: the hands its fit misses are the other rules'
+                rest = hands[~flags[other.best.digest][1]]  # (a half may hold both)
+                if len(rest):
+                    other = search(self.seeds(rest), self.fit(rest))
+                    flags |= {d: (p, exact(p, hands)) for d, (p, _) in other.fits.items()}
         split = best_split(flags, found.exact)
         if split is None:
             return [whole_fit]

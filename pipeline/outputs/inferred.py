@@ -145,7 +145,7 @@ def report(pool: Pool, found: Tables, names: Names) -> str:
 
 
 def _change(pool: Pool, change: Change, names: Names) -> str:
-    last, first = int(change.before.hands[-1]), int(change.after.hands[0])
+    last, first = change.last, change.first
     old, new = change.before.profile, change.after.profile
     keys = set(old.values) | set(new.values)
     before, after = _flat(old, keys), _flat(new, keys)
@@ -154,10 +154,18 @@ def _change(pool: Pool, change: Change, names: Names) -> str:
         for k in sorted(set(before) | set(after))
         if before.get(k) != after.get(k)
     ]
+    between = [pool.hand_no[int(h)] for h in change.between]
+    undecided = (  # the change happened somewhere among them
+        f"; hand {between[0]} between does not tell the two apart"
+        if len(between) == 1
+        else f"; hands {between[0]} to {between[-1]} between do not tell the two apart"
+        if between
+        else ""
+    )
     return (
         f"table {change.table_id}: {names(old)} until hand {pool.hand_no[last]} "
         f"({when(pool.started_at[last])}), {names(new)} from hand {pool.hand_no[first]} "
-        f"({when(pool.started_at[first])}); changed: {', '.join(changed)}"
+        f"({when(pool.started_at[first])}){undecided}; changed: {', '.join(changed)}"
     )
 
 

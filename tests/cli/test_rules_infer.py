@@ -204,17 +204,24 @@ def test_nothing_is_written_over_an_input_or_the_rules_and_nothing_read_is_said(
     assert inferred(str(empty)).startswith("No hand was verified")
 
 
+@pytest.mark.parametrize(
+    ("hands", "seeds"),
+    [
+        ((60, 60), (5, 105)),  # the records of the two read together fit neither
+        ((30, 90), (7, 107)),  # a half of the table holds both: what its fit misses, apart
+    ],
+)
 def test_a_switch_between_two_house_profiles_is_found_with_no_rules_given(
-    tmp_path: Path,
+    tmp_path: Path, hands: tuple[int, int], seeds: tuple[int, int]
 ) -> None:
-    # 60 hands of asia, then 60 of low_middle at the same table: read together, the
-    # records of the two fit neither, so each half is read alone too.
-    asia = generated(tmp_path / "a", "asia", 1, 60, "--seed", "5")
+    # asia, then low_middle at the same table: each part's rules read from its own
+    # records (the straight flush low_middle pays 6 is seen once, after the switch).
+    asia = generated(tmp_path / "a", "asia", 1, hands[0], "--seed", str(seeds[0]))
     first = [json.loads(line) for line in asia.read_text().splitlines()]
     for hand in first:
         hand.pop("rules", None)
-    second = _after(first, generated(tmp_path / "b", "low_middle", 1, 60, "--seed", "6"))
-    joined = _written(tmp_path / "switched.jsonl", first + second)
+    low = generated(tmp_path / "b", "low_middle", 1, hands[1], "--seed", str(seeds[1]))
+    joined = _written(tmp_path / "switched.jsonl", first + _after(first, low))
     written = tmp_path / "inferred.toml"
     text = inferred(str(joined), "--write", str(written))
     (change,) = [line for line in text.splitlines() if line.startswith("table ")]
@@ -223,6 +230,29 @@ def test_a_switch_between_two_house_profiles_is_found_with_no_rules_given(
     assert "middle high -> low" in change and "scoring 2-4 -> 1-6" in change
     audit = handaudit("verify", str(joined), "--rules", str(written), "--out", str(tmp_path / "v"))
     assert audit.returncode == 0, audit.stdout
+
+
+def test_a_change_is_placed_among_the_hands_that_do_not_tell_the_rules_apart(
+    tmp_path: Path,
+) -> None:
+    # The contract's closed Chinese, then asia: the contract's hands give their own
+    # scoring, so the last of them, with no royalty, Home Run or natural, fit asia as
+    # well. The change is between the last hand only the contract fits and the first
+    # only asia fits, with the hands between named, not at a guessed hand.
+    made = tmp_path / "standard.jsonl"
+    result = handaudit("generate", "--variant", "chinese", "--tables", "1", "--hands", "60",
+                       "--seed", "5", "--out", str(made))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    first = [json.loads(line) for line in made.read_text().splitlines()]
+    second = _after(first, generated(tmp_path, "asia", 1, 60, "--seed", "105"))
+    joined = _written(tmp_path / "switched.jsonl", first + second)
+    text = inferred(str(joined))
+    (change,) = [line for line in text.splitlines() if line.startswith("table ")]
+    last = max(h["hand_no"] for h in first)
+    until = int(change.split(" until hand ")[1].split(" ")[0])
+    since = int(change.split(" from hand ")[1].split(" ")[0])
+    assert until < last < since == last + 1, change
+    assert f"; hands {until + 1} to {last} between do not tell the two apart;" in change
 
 
 def test_tables_that_do_not_play_fantasyland_do_not_teach_its_entry(tmp_path: Path) -> None:
