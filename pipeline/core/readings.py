@@ -91,12 +91,12 @@ def read_royalties(keys: pa.Array, royalty: Ints, base: Profile) -> Reading | No
         if part not in table or n < AGREE * total:
             continue
         seen += 1
-        if points:
-            table[part][name] = points
+        if points or name == "royal_flush":  # a row without it pays a royal flush as a
+            table[part][name] = points  # straight flush: one that pays none says 0
         else:
             table[part].pop(name, None)
     for entries in table.values():  # a royal flush that pays as a straight flush is not one
-        if "royal_flush" in entries and entries["royal_flush"] == entries.get("straight_flush"):
+        if entries.get("royal_flush", -1) == entries.get("straight_flush", 0):
             del entries["royal_flush"]
     return Reading(table, sum(len(entries) for entries in table.values()) - seen)
 

@@ -126,6 +126,9 @@ def _inferred_audit_is_the_true_one(folder: Path, values: dict[str, Any], seed: 
             "home_run_bonus": 0, "floor_points": 20},
     seed=3,
 )  # fmt: skip
+@example(  # a royal flush that paid nothing where the straight flush is not seen
+    values={"game": "ofc", "scoop_bonus": 0, "royalties": OPEN_ROYALTIES}, seed=143
+)
 def test_infer_then_verify_is_verify_with_the_true_rules(
     tmp_path: Path, values: dict[str, Any], seed: int
 ) -> None:
