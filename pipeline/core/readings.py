@@ -29,8 +29,13 @@ Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
 
 ROWS = ("top", "middle", "bottom")
-AGREE = 0.5  # the share of an entry's records that must agree on its value
 NEVER_CATEGORY = 99  # a row no stay rule lists
+
+
+def agreed(n: int, total: int) -> bool:
+    """Most of an entry's `total` records, more than half, give its value: `n` of them
+    (one faulty record against one true one decides nothing)."""
+    return 2 * n > total
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,7 @@ def read_royalties(keys: pa.Array, royalty: Ints, base: Profile) -> Reading | No
     for key, votes in counts.items():
         (points, n), total = votes.most_common(1)[0], sum(votes.values())
         part, name = key.split(":", 1)
-        if part not in table or n < AGREE * total:
+        if part not in table or not agreed(n, total):
             continue
         seen += 1
         if points or name == "royal_flush":  # a row without it pays a royal flush as a
@@ -116,7 +121,7 @@ def read_naturals(
         votes = Counter(points[alone & (declared == code)].tolist())
         (value, n), total = votes.most_common(1)[0], sum(votes.values())
         name = NATURALS[int(code) - 1]
-        if n >= AGREE * total and value > 0:
+        if agreed(n, total) and value > 0:
             table[name] = value
         else:
             table.pop(name, None)  # settled as played: the table does not pay it
@@ -168,7 +173,7 @@ def read_surrender_points(points: Ints) -> int | None:
     if not len(points):
         return None
     ((value, n),) = Counter((-points).tolist()).most_common(1)
-    return int(value) if n >= AGREE * len(points) and value >= 0 else None
+    return int(value) if agreed(n, len(points)) and value >= 0 else None
 
 
 @dataclass(frozen=True)
@@ -265,7 +270,7 @@ def _cards(tops: Tops, land: dict[str, Any]) -> tuple[dict[str, Any], int]:
     stay = dealt & tops.in_fantasyland
     if stay.any():
         ((value, n),) = Counter(tops.next_cards[stay].tolist()).most_common(1)
-        if n >= AGREE * int(stay.sum()):
+        if agreed(n, int(stay.sum())):
             out["stay_cards"] = int(value)
             seen += 1
     entry = dealt & ~tops.in_fantasyland
@@ -278,7 +283,7 @@ def _cards(tops: Tops, land: dict[str, Any]) -> tuple[dict[str, Any], int]:
             votes = Counter(tops.next_cards[entry & (keys == key)].tolist())
             ((value, n),) = votes.most_common(1)
             name = "trips" if key < 0 else RANKS[int(key)] * 2
-            if name in table and n >= AGREE * sum(votes.values()):
+            if name in table and agreed(n, sum(votes.values())):
                 table[name] = int(value)
         values = set(table.values())
         out["entry_cards"] = values.pop() if len(values) == 1 else table

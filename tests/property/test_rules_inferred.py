@@ -129,6 +129,9 @@ def _inferred_audit_is_the_true_one(folder: Path, values: dict[str, Any], seed: 
 @example(  # a royal flush that paid nothing where the straight flush is not seen
     values={"game": "ofc", "scoop_bonus": 0, "royalties": OPEN_ROYALTIES}, seed=143
 )
+@example(  # one faulty row's royalty against one true row's: no reading of the entry
+    values={"game": "ofc", "scoop_bonus": 0, "royalties": OPEN_ROYALTIES}, seed=1144
+)
 def test_infer_then_verify_is_verify_with_the_true_rules(
     tmp_path: Path, values: dict[str, Any], seed: int
 ) -> None:
