@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pipeline.core.readings import fantasyland, natural_table, royalty_table
 from pipeline.core.rules import STANDARD, Profile, RuleBook
 from pipeline.engine.infer import Change, Segment, Tables
 from pipeline.engine.pool import Pool
@@ -202,12 +204,20 @@ def _same(a: Segment, b: Segment) -> bool:
     return (a.table_id, a.profile.game) == (b.table_id, b.profile.game)
 
 
+# A table's whole value, the contract's entries where the profile gives none.
+TABLES: dict[str, Callable[[Profile], dict[str, Any]]] = {
+    "royalties": royalty_table,
+    "naturals": natural_table,
+    "fantasyland": fantasyland,
+}
+
+
 def _flat(profile: Profile, keys: set[str]) -> dict[str, Any]:
     """A profile's values of `keys`, its own or the contract's (a table's entries as
     `table.entry`), for telling what changed."""
     out: dict[str, Any] = {}
     for key in sorted(keys):
-        value = profile.value(key)
+        value = TABLES[key](profile) if key in TABLES else profile.value(key)
         if isinstance(value, dict):
             for name, entry in value.items():
                 if isinstance(entry, dict):

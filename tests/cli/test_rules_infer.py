@@ -253,6 +253,10 @@ def test_a_change_is_placed_among_the_hands_that_do_not_tell_the_rules_apart(
     since = int(change.split(" from hand ")[1].split(" ")[0])
     assert until < last < since == last + 1, change
     assert f"; hands {until + 1} to {last} between do not tell the two apart;" in change
+    # What changed, against the contract's own tables (asia's other royalties are its).
+    assert change.endswith(
+        "changed: home_run false -> true, royalties.bottom.full_house none -> 1, scoring 1-6 -> 2-4"
+    ), change
 
 
 def test_tables_that_do_not_play_fantasyland_do_not_teach_its_entry(tmp_path: Path) -> None:
