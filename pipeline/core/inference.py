@@ -209,7 +209,11 @@ def best_split(exact: dict[str, tuple[Profile, Flags]], single: int) -> Split | 
     total = best_before + best_after
     i = int(total.argmax())
     gain = int(total[i]) - single
-    if gain < max(MIN_GAIN, int(MIN_GAIN_SHARE * n)):
+    least = max(MIN_GAIN, int(MIN_GAIN_SHARE * n))
+    window = _best_window(profiles, flags)
+    if window is not None and window.exact - single > max(gain, least - 1):  # rules that
+        return window  # came and went
+    if gain < least:
         return None
     at = i + 1
     a = int(before[:, at].argmax())
@@ -219,6 +223,30 @@ def best_split(exact: dict[str, tuple[Profile, Flags]], single: int) -> Split | 
     if before[a, at] < MIN_SIDE_FIT * at or after[b, at] < MIN_SIDE_FIT * (n - at):
         return None
     return Split(at, profiles[a], profiles[b], int(total[i]))
+
+
+def _best_window(profiles: list[Profile], flags: Ints) -> Split | None:
+    """A run of hands [i, j) under which one candidate fits better than the best whole
+    fit by the most hands (rules that changed and changed back: A B A fits no division
+    in two better than A alone), as a split at its first end inside the hands; None
+    without one that fits most of its own hands."""
+    n = flags.shape[1]
+    a = int(flags.sum(axis=1).argmax())  # the best whole fit
+    gains = np.concatenate(
+        [np.zeros((len(profiles), 1), np.int64), (flags - flags[a]).cumsum(1)], 1
+    )
+    lowest = np.minimum.accumulate(gains, axis=1)
+    ends = (gains - lowest).argmax(axis=1)  # per candidate, the end of its best run
+    won = (gains - lowest)[np.arange(len(profiles)), ends]
+    b = int(won.argmax())
+    j = int(ends[b])
+    i = int(gains[b, : j + 1].argmin())
+    if won[b] <= 0 or flags[b, i:j].sum() < MIN_SIDE_FIT * (j - i):
+        return None
+    exact = int(flags[a].sum() + won[b])
+    if i > 0:
+        return Split(i, profiles[a], profiles[b], exact)
+    return Split(j, profiles[b], profiles[a], exact) if j < n else None
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ def infer_tables(
     segments: list[Segment] = []
     for table_id, hands in table_hands(pool):
         segments += search_of.segments(table_id, hands, [], depth=3)
-    segments = search_of.floors(search_of.shared(segments))
+    segments = search_of.joined(search_of.floors(search_of.shared(segments)))
     changes = [
         Change.of(pool, a, b)
         for a, b in itertools.pairwise(segments)
@@ -265,6 +265,26 @@ class _Searcher:
                     segments[j] = replace(segments[j], fit=replace(fit, best=profile, fits=fits))
                 return True
         return False
+
+    def joined(self, segments: list[Segment]) -> list[Segment]:
+        """Neighbouring segments of a table that came to one profile (merged, or their
+        floors read alike) are one segment: no change of rules between them. A key is
+        undetermined where neither told it apart."""
+        out: list[Segment] = []
+        for s in segments:
+            last = out[-1] if out else None
+            if last is None or (last.table_id, last.profile.digest) != (
+                s.table_id,
+                s.profile.digest,
+            ):
+                out.append(s)
+                continue
+            hands = np.concatenate([last.hands, s.hands])
+            fit = self.fit(hands)
+            fits = {d: (p, fit(p)) for d, (p, _) in {**last.fit.fits, **s.fit.fits}.items()}
+            undetermined = tuple(k for k in last.fit.undetermined if k in s.fit.undetermined)
+            out[-1] = Segment(s.table_id, hands, Search(s.profile, fits, undetermined))
+        return out
 
     def floors(self, segments: list[Segment]) -> list[Segment]:
         """The floor of each Taiwanese profile: the highest of the catalogue that the

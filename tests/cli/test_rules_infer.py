@@ -94,18 +94,20 @@ def test_a_key_no_hand_tells_apart_is_undetermined() -> None:
     assert table["JD-T7004000"][10] == "none"
 
 
-def _contract(folder: Path, hands: int) -> Path:
+def _contract(folder: Path, hands: int, seed: int = 3) -> Path:
     """One Taiwanese Jokers table dealt by the contract."""
     out = folder / "contract.jsonl"
     made = handaudit("generate", "--tables", "1", "--hands", str(hands), "--jokers", "1",
-                     "--seed", "3", "--out", str(out))  # fmt: skip
+                     "--seed", str(seed), "--out", str(out))  # fmt: skip
     assert made.returncode == 0, made.stderr
     return out
 
 
-def _after(first: list[dict[str, Any]], second: Path) -> list[dict[str, Any]]:
+def _after(
+    first: list[dict[str, Any]], second: Path, year: str = "2027", new: str = "new"
+) -> list[dict[str, Any]]:
     """The hands of `second` as the same table's, after those of `first` (its players
-    new to the table)."""
+    new to the table, their ids prefixed with `new`; its hands dealt in `year`)."""
     table, last = first[0]["table_id"], max(h["hand_no"] for h in first)
     hands = [json.loads(line) for line in second.read_text().splitlines()]
     for hand in hands:
@@ -113,9 +115,9 @@ def _after(first: list[dict[str, Any]], second: Path) -> list[dict[str, Any]]:
         hand["table_id"] = table
         hand["hand_no"] += last
         hand["hand_id"] = f"{table}-{hand['hand_no']:06d}"
-        hand["started_at"] = hand["started_at"].replace("2026-", "2027-", 1)
+        hand["started_at"] = hand["started_at"].replace("2026-", f"{year}-", 1)
         for player in hand["players"] + (hand.get("sitting_out") or []):
-            player["player_id"] = f"new-{player['player_id']}"  # other players, no history
+            player["player_id"] = f"{new}-{player['player_id']}"  # other players, no history
     return hands
 
 
@@ -142,6 +144,26 @@ def test_a_switched_table_has_its_change_found_at_the_hand_it_switched(tmp_path:
     assert "home_run_bonus 8 -> 12" in change and "row_points [1,2,3] -> [2,3,4]" in change
     rules = written.read_text()
     assert "until = " in rules and "from = " in rules
+
+
+def test_rules_that_change_and_change_back_are_two_changes(tmp_path: Path) -> None:
+    # The contract, jokers_deep, the contract again: no division in two fits better
+    # than the contract alone (it fits both ends), the run between is found.
+    first = [json.loads(line) for line in _contract(tmp_path / "a", 40).read_text().splitlines()]
+    deep = _after(first, generated(tmp_path / "b", "jokers_deep", 1, 40, "--seed", "4"))
+    back = _after(first + deep, _contract(tmp_path / "c", 40, seed=5), "2028", "back")
+    joined = _written(tmp_path / "switched.jsonl", first + deep + back)
+    written = tmp_path / "inferred.toml"
+    text = inferred(str(joined), "--write", str(written))
+    changes = [line for line in text.splitlines() if line.startswith("table ")]
+    ends = [max(h["hand_no"] for h in part) for part in (first, deep)]
+    assert len(changes) == 2, text
+    assert f"standard until hand {ends[0]} " in changes[0]
+    assert f"from hand {ends[0] + 1} " in changes[0]
+    assert f"until hand {ends[1]} " in changes[1]
+    assert f"standard from hand {ends[1] + 1} " in changes[1]
+    audit = handaudit("verify", str(joined), "--rules", str(written), "--out", str(tmp_path / "v"))
+    assert audit.returncode == 0, audit.stdout
 
 
 def test_a_ledger_says_once_when_a_table_s_new_hands_fit_another_profile(tmp_path: Path) -> None:
