@@ -45,9 +45,10 @@ class Segment:
 
 @dataclass(frozen=True)
 class Change:
-    """A table's rules changed between two segments: `last` is the last hand that fits
-    the old rules and not the new, `first` the first that fits the new and not the old
-    (pool indices); `between`, the hands between them, tell the two apart nowhere."""
+    """A table's rules changed between two segments: `last` is the last hand that the
+    old rules settle with fewer divergences than the new, `first` the first the new
+    settle with fewer (pool indices); `between`, the hands between them, tell the two
+    apart nowhere (exact under both, or as wrong under either)."""
 
     table_id: str
     before: Segment
@@ -59,10 +60,11 @@ class Change:
     @classmethod
     def of(cls, pool: Pool, before: Segment, after: Segment) -> Change:
         hands = np.concatenate([before.hands, after.hands])
-        old, new = pool.exact(before.profile, hands), pool.exact(after.profile, hands)
+        old = pool.divergences(before.profile, hands)
+        new = pool.divergences(after.profile, hands)
         at = len(before.hands)
-        olds = np.flatnonzero(old[:at] & ~new[:at])
-        news = np.flatnonzero(new[at:] & ~old[at:])
+        olds = np.flatnonzero(old[:at] < new[:at])
+        news = np.flatnonzero(new[at:] < old[at:])
         last = int(olds[-1]) if len(olds) else at - 1
         first = at + int(news[0]) if len(news) else at
         return cls(
@@ -91,6 +93,7 @@ def infer_tables(
     for table_id, hands in table_hands(pool):
         segments += search_of.segments(table_id, hands, [], depth=3)
     segments = search_of.joined(search_of.floors(search_of.shared(segments)))
+    segments = search_of.placed(segments)
     changes = [
         Change.of(pool, a, b)
         for a, b in itertools.pairwise(segments)
@@ -280,11 +283,44 @@ class _Searcher:
                 out.append(s)
                 continue
             hands = np.concatenate([last.hands, s.hands])
-            fit = self.fit(hands)
-            fits = {d: (p, fit(p)) for d, (p, _) in {**last.fit.fits, **s.fit.fits}.items()}
             undetermined = tuple(k for k in last.fit.undetermined if k in s.fit.undetermined)
-            out[-1] = Segment(s.table_id, hands, Search(s.profile, fits, undetermined))
+            fit = replace(s.fit, fits={**last.fit.fits, **s.fit.fits}, undetermined=undetermined)
+            out[-1] = self._refit(Segment(s.table_id, hands, fit))
         return out
+
+    def placed(self, segments: list[Segment]) -> list[Segment]:
+        """Each change of rules placed among the hands around it that fit both rules
+        alike (or neither) where the fewest divergences fall: a faulty hand there under
+        the rules it is less wrong under (its fault, not the other rules', is shown)."""
+        out = list(segments)
+        for i in range(1, len(out)):
+            a, b = out[i - 1], out[i]
+            if (a.table_id, a.profile.game) != (b.table_id, b.profile.game):
+                continue
+            hands = np.concatenate([a.hands, b.hands])
+            old = self.pool.divergences(a.profile, hands)
+            new = self.pool.divergences(b.profile, hands)
+            alike = (old == 0) == (new == 0)  # moving it changes no hand's exactness
+            at = len(a.hands)
+            lo, hi = at, at
+            while lo > 1 and alike[lo - 1]:
+                lo -= 1
+            while hi < len(hands) - 1 and alike[hi]:
+                hi += 1
+            cost = np.concatenate([[0], old.cumsum()]) + np.concatenate(
+                [new[::-1].cumsum()[::-1], [0]]
+            )  # at k: the old rules' divergences before k, the new rules' from k on
+            k = lo + int(cost[lo : hi + 1].argmin())
+            if k != at:
+                out[i - 1] = self._refit(replace(a, hands=hands[:k]))
+                out[i] = self._refit(replace(b, hands=hands[k:]))
+        return out
+
+    def _refit(self, segment: Segment) -> Segment:
+        """`segment` with its candidates' fits counted over its hands."""
+        fit = self.fit(segment.hands)
+        fits = {d: (p, fit(p)) for d, (p, _) in segment.fit.fits.items()}
+        return replace(segment, fit=replace(segment.fit, fits=fits))
 
     def floors(self, segments: list[Segment]) -> list[Segment]:
         """The floor of each Taiwanese profile: the highest of the catalogue that the

@@ -5,9 +5,11 @@ profile to another has its change found at the hand it switched, and faults stay
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from tests.cli.test_evaluate_command import handaudit
@@ -144,6 +146,39 @@ def test_a_switched_table_has_its_change_found_at_the_hand_it_switched(tmp_path:
     assert "home_run_bonus 8 -> 12" in change and "row_points [1,2,3] -> [2,3,4]" in change
     rules = written.read_text()
     assert "until = " in rules and "from = " in rules
+
+
+def _diverged(history: Path, out: Path, hand_id: str, *rules: str) -> set[tuple[str, int]]:
+    audit = handaudit("verify", str(history), *rules, "--out", str(out))
+    assert audit.returncode in (0, 1), audit.stderr
+    with duckdb.connect(str(out / "audit.duckdb"), read_only=True) as con:
+        found = con.execute(
+            'SELECT "check", coalesce(seat, -1) FROM divergences WHERE hand_id = ?', [hand_id]
+        ).fetchall()
+    return set(found)
+
+
+def test_a_faulty_hand_at_a_change_is_shown_under_the_rules_it_is_least_wrong_under(
+    tmp_path: Path,
+) -> None:
+    # The contract's last hand, a cent off in one pair, fits neither rules: under the
+    # contract it is one fault, under jokers_deep every amount is wrong. It goes with
+    # the contract, and the change is after it.
+    first = [json.loads(line) for line in _contract(tmp_path, 40).read_text().splitlines()]
+    faulty = first[-1]
+    pair = faulty["settlements"][0]
+    pair["amount"] = str(Decimal(pair["amount"]) - Decimal("0.01"))
+    alone = _written(tmp_path / "first.jsonl", first)
+    truth = _diverged(alone, tmp_path / "t", faulty["hand_id"])
+    assert truth and {check for check, _ in truth} <= {"pair_amount", "zero_sum"}, truth
+    second = _after(first, generated(tmp_path, "jokers_deep", 1, 40, "--seed", "4"))
+    joined = _written(tmp_path / "switched.jsonl", first + second)
+    written = tmp_path / "inferred.toml"
+    text = inferred(str(joined), "--write", str(written))
+    (change,) = [line for line in text.splitlines() if line.startswith("table ")]
+    assert f"until hand {faulty['hand_no']} " in change, change
+    found = _diverged(joined, tmp_path / "v", faulty["hand_id"], "--rules", str(written))
+    assert found == truth
 
 
 def test_rules_that_change_and_change_back_are_two_changes(tmp_path: Path) -> None:
