@@ -451,7 +451,7 @@ def rules_infer_command(
     from pipeline.outputs.inferred import Names, report, rules_file
     from pipeline.storage.files import checked_target, write_whole
 
-    interrupts.speaks_of("interrupted: nothing was written")
+    interrupts.speaks_of(interrupts.NOTHING_WRITTEN)
     with exit_codes():
         book = read_rules(rules) if rules is not None else None
         paths = [Path(i) for i in inputs]

@@ -16,7 +16,7 @@ from pipeline.helpers.errors import ExitCode
 
 
 def main() -> None:
-    interrupts.install()
+    interrupts.install(sys.argv[1:])
     code: int | str | None = 0
     try:
         try:

@@ -19,7 +19,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -34,6 +34,10 @@ PAUSE_AT = "HANDAUDIT_PAUSE_AT"
 PAUSE_FILE = "HANDAUDIT_PAUSE_FILE"
 
 UNCHANGED = "interrupted: the audit is as it was"
+NOTHING_WRITTEN = "interrupted: nothing was written"
+# Commands that write no audit: an interrupt before they write says so, even while they
+# load (before they can say it themselves, `speaks_of`).
+NO_AUDIT = (("rules", "infer"), ("generate",))
 WRITTEN = "interrupted after the audit was written: it holds this run"
 
 
@@ -61,12 +65,14 @@ def on_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def install() -> None:
+def install(argv: Sequence[str] = ()) -> None:
     """Handle SIGINT as `on_interrupt` says (from the main thread, as signals are), for a
-    run that starts now."""
+    run of the command line `argv` that starts now."""
     _state.received, _state.holding = 0, 0
     _state.deferred = _state.written = _state.told = False
-    _state.unchanged = UNCHANGED
+    words = tuple(argv)
+    quiet = any(words[: len(command)] == command for command in NO_AUDIT)
+    _state.unchanged = NOTHING_WRITTEN if quiet else UNCHANGED
     signal.signal(signal.SIGINT, on_interrupt)
 
 

@@ -5,6 +5,11 @@ profile to another has its change found at the hand it switched, and faults stay
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -12,9 +17,10 @@ from typing import Any
 import duckdb
 import pytest
 
+from pipeline.helpers.interrupts import NOTHING_WRITTEN, PAUSE_AT, PAUSE_FILE
 from tests.cli.test_evaluate_command import handaudit
 from tests.cli.test_house_rules_generated import RULES, generated
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 
 HOUSE = EXAMPLES / "house-rules"
 
@@ -327,3 +333,23 @@ def test_tables_that_do_not_play_fantasyland_do_not_teach_its_entry(tmp_path: Pa
     assert 'entry = "JJ"' in written.read_text()
     audit = handaudit("verify", str(history), "--rules", str(written), "--out", str(tmp_path / "v"))
     assert audit.returncode == 0, audit.stdout
+
+
+@pytest.mark.parametrize("command", [("rules", "infer", "x.jsonl"), ("generate", "--out", "x")])
+def test_ctrl_c_while_a_command_that_writes_no_audit_loads_says_nothing_was_written(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    paused = tmp_path / "paused"
+    env = {**os.environ, PAUSE_AT: "starting", PAUSE_FILE: str(paused)}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", *command],
+        cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    while not paused.exists():
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.01)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130 and stderr.strip() == f"handaudit: {NOTHING_WRITTEN}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["paused"]
