@@ -34,7 +34,8 @@ Fit = tuple[int, int]
 # The discrete keys of each game and the values the catalogue tries (house-rules.md 2).
 HOME_RUN_BONUSES = (0, 4, 6, 8, 10, 12, 16, 20)
 SCOOP_BONUSES = (0, 1, 2, 3, 4, 5, 6)
-TABLE_KEYS = frozenset({"floor_points"})  # read by the table rules alone (from the stacks)
+TABLE_KEYS = frozenset({"floor_points"})  # read from the stacks, after the search
+FLOORS = tuple(range(0, 201, 10))  # the floors the catalogue knows, in points
 CATALOGUE: dict[str, dict[str, tuple[Any, ...]]] = {
     "taiwanese": {"home_run_bonus": HOME_RUN_BONUSES},
     "taiwanese_jokers": {"home_run_bonus": HOME_RUN_BONUSES},
@@ -73,7 +74,7 @@ def candidate(game: int, values: dict[str, Any]) -> Profile:
 def contract_tables(profile: Profile) -> dict[str, Any]:
     """The contract's tables of `profile`'s game, as a rules file gives them: a table
     read that equals one is no change."""
-    if profile.variant.name in ("taiwanese", "taiwanese_jokers"):
+    if profile.variant.boards:  # a game of boards pays no royalty nor natural
         return {}
     tables: dict[str, Any] = {"royalties": royalty_table(profile)}
     if profile.variant.open_face:
@@ -84,8 +85,14 @@ def contract_tables(profile: Profile) -> dict[str, Any]:
 
 
 def hand_rules(profile: Profile) -> Profile:
-    """`profile` without the keys only the table rules read: what a hand's audit reads."""
+    """`profile` as its candidates are scored: the keys read from the stacks after the
+    search set apart. The floor is one; a hand's audit reads it in one check, the
+    largest group (a short player at or above the floor may be dealt in), which under
+    the highest floor flags nothing, so the hands the search counts do not depend on it
+    (the floor written is a bound that flags no more than the true one)."""
     kept = {k: v for k, v in profile.values.items() if k not in TABLE_KEYS}
+    if profile.variant.floor_points:  # a game with a floor
+        kept["floor_points"] = FLOORS[-1]
     return Profile(profile.name, profile.game, kept)
 
 

@@ -112,14 +112,15 @@ class Pool:
         one for a hand of another game). A candidate is scored once on each batch, and
         only on the batches of the hands asked about: a table's own reading costs its
         own hands, not the pool's."""
-        key = hand_rules(profile).digest  # the table rules' keys change no hand's audit
+        scored = hand_rules(profile)  # the keys read after the search set apart
+        key = scored.digest
         starts = np.array([offset for _, _, offset in self.batches], dtype=np.int64)
         batch_of = np.searchsorted(starts, hands, side="right") - 1
         out = np.empty(len(hands), dtype=np.int64)
         for b in np.unique(batch_of).tolist():
             if (key, b) not in self.memo:
                 (batch, own, _), shown, rows = self.batches[b], self.shown[b], self.rows[b]
-                self.memo[key, b] = _divergences(batch, own, shown, rows, profile)
+                self.memo[key, b] = _divergences(batch, own, shown, rows, scored)
             mine = batch_of == b
             out[mine] = self.memo[key, b][hands[mine] - self.batches[b][2]]
         return out

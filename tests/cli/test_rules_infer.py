@@ -187,6 +187,37 @@ def test_a_faulty_hand_at_a_change_is_shown_under_the_rules_it_is_least_wrong_un
     assert found == truth
 
 
+def test_a_short_player_under_the_floor_leaves_the_hand_exact(tmp_path: Path) -> None:
+    # A 150-point floor: a short player sitting out with less (but enough to cover the
+    # hand) may not be dealt in. Scored under a lower floor, the hand would have had to
+    # deal them (the largest group): the search does not count that check, whose floor
+    # is read from the stacks after it.
+    rules = tmp_path / "deep.toml"
+    rules.write_text(
+        '[profiles.deep]\ngame = "taiwanese_jokers"\nrow_points = [2, 3, 4]\n'
+        'home_run_bonus = 12\nfloor_points = 150\n\n[[tables]]\nmatch = "*"\nprofile = "deep"\n'
+    )
+    out = tmp_path / "deep.jsonl"
+    made = handaudit("generate", "--rules", str(rules), "--profile", "deep", "--tables", "1",
+                     "--hands", "40", "--seed", "4", "--out", str(out))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    hands = [json.loads(line) for line in out.read_text().splitlines()]
+    for hand in hands:
+        hand.pop("rules")
+    fewest = min(hands, key=lambda h: len(h["players"]))
+    taken = {p["seat"] for p in fewest["players"] + (fewest.get("sitting_out") or [])}
+    short = (30 * len(fewest["players"]) + 5) * Decimal(fewest["point_value"])  # covers all
+    fewest["sitting_out"] = [*(fewest.get("sitting_out") or []), {
+        "seat": min(set(range(1, 7)) - taken), "player_id": "short-1", "stack": str(short),
+        "reason": "short"}]  # fmt: skip
+    history = _written(tmp_path / "short.jsonl", hands)
+    truth = handaudit("verify", str(history), "--rules", str(rules), "--out", str(tmp_path / "t"))
+    assert truth.returncode == 0, truth.stdout
+    text = inferred(str(history))
+    assert rows(text)["G00001"][5:8] == ["40", rows(text)["G00001"][6], "40"], text
+    assert "fit none" not in text
+
+
 def test_rules_that_change_and_change_back_are_two_changes(tmp_path: Path) -> None:
     # The contract, jokers_deep, the contract again: no division in two fits better
     # than the contract alone (it fits both ends), the run between is found.
