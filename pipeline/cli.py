@@ -444,11 +444,11 @@ def rules_infer_command(
     """For each table, the rules under which its recorded outcomes are exact, and the
     hands where a table changed its rules. Hands' own `rules` fields are not believed."""
     from pipeline.engine.infer import infer_tables
+    from pipeline.engine.inferred import Names, report, rules_file
     from pipeline.engine.pool import read_pool
     from pipeline.helpers.progress import Progress
     from pipeline.ingest import input_files
     from pipeline.ingest.house_rules import read_rules
-    from pipeline.outputs.inferred import Names, report, rules_file
     from pipeline.storage.files import checked_target, write_whole
 
     interrupts.speaks_of(interrupts.NOTHING_WRITTEN)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.core.inference import Fit, Search, best_split, candidate, search, with_value
+from pipeline.core.inference import FLOORS, Fit, Search, best_split, candidate, search, with_value
 from pipeline.core.rules import GAMES, Profile, RuleBook
 from pipeline.engine.pool import TAIWANESE, Pool
 from pipeline.engine.recorded import Recorded, floor_bound
@@ -26,7 +26,6 @@ from pipeline.helpers.progress import Progress
 Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
-FLOORS = tuple(range(0, 201, 10))  # the floors the catalogue knows, in points
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
 
 

@@ -19,6 +19,7 @@ from pipeline.core.money import Settlement, money_text
 from pipeline.core.showdown import Showdown
 
 Ints = npt.NDArray[np.int64]
+Flags = npt.NDArray[np.bool_]
 
 
 def _home_run_text(code: int) -> str:
@@ -82,11 +83,11 @@ def _row_values(batch: HandBatch, shown: Showdown, findings: Findings) -> None:
         )
 
 
-def _pair_settlements(
-    batch: HandBatch, pairs: Pairs, money: Settlement, findings: Findings
-) -> None:
-    rec = batch.settlements
-    seat = batch.players.seat
+def _matched(batch: HandBatch, pairs: Pairs) -> tuple[Flags, Ints, Ints, Ints]:
+    """The recorded settlements against our pairs: which records name a pair of ours
+    (`found`), our pair `k` of each such record `r`, and our pairs no record names in
+    hands that record settlements (`missing`)."""
+    rec, seat = batch.settlements, batch.players.seat
     ours_key = pairs.hand * 64 + seat[pairs.a] * 8 + seat[pairs.b]
     theirs_key = rec.hand * 64 + rec.seat * 8 + rec.opponent
     order = np.argsort(ours_key)
@@ -94,10 +95,18 @@ def _pair_settlements(
     where = order[np.minimum(where, len(order) - 1)] if len(order) else where
     found = (ours_key[where] == theirs_key) if len(order) else np.zeros(len(rec.hand), bool)
     k = where[found]
-    r = np.flatnonzero(found)
     recorded_pairs = np.zeros(len(pairs), dtype=bool)
     recorded_pairs[k] = True
     missing = np.flatnonzero(~recorded_pairs & batch.hands.has_settlements[pairs.hand])
+    return found, k, np.flatnonzero(found), missing
+
+
+def _pair_settlements(
+    batch: HandBatch, pairs: Pairs, money: Settlement, findings: Findings
+) -> None:
+    rec = batch.settlements
+    seat = batch.players.seat
+    found, k, r, missing = _matched(batch, pairs)
     if findings.marks_only:
         differ = (
             (pairs.points[k] != rec.points[r])
