@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -267,7 +268,7 @@ def naturals_made(cards: npt.NDArray[np.int8]) -> Flags:
         [
             np.ones(n, dtype=bool),
             (by_size[:, None, :] == _THREE_FLUSHES[None]).all(axis=2).any(axis=1),
-            np.isin(_rank_key(ranks), _THREE_STRAIGHTS),
+            _among(_rank_key(ranks), _THREE_STRAIGHTS),
             (ranks // 2).sum(axis=1) == 6,
             dragon,
             dragon & (suits.max(axis=1) == 13),
@@ -275,11 +276,18 @@ def naturals_made(cards: npt.NDArray[np.int8]) -> Flags:
             red | (suits[:, 1] + suits[:, 2] == 0),  # full_colored
             (rank <= 6).all(axis=1) | (rank >= 6).all(axis=1),  # all_low_or_high: 8 is rank 6
             (ranks == 4).sum(axis=1) == 3,  # three_quads
-            np.isin(masks, _three_straight_flushes()),
+            _among(masks, _three_straight_flushes()),
             (rank >= 9).all(axis=1),  # twelve_royals: jacks and up
         ],
         axis=1,
     )
+
+
+def _among(values: npt.NDArray[Any], keys: npt.NDArray[Any]) -> Flags:
+    """Which `values` are among the sorted `keys`: a binary search (np.isin hashes the
+    keys again on every call, which costs a small batch more than its hands)."""
+    at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    return keys[at] == values
 
 
 @cache
