@@ -7,7 +7,8 @@ player-level arrays point at their hand by index into the batch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +16,7 @@ import pyarrow as pa
 
 from pipeline.core.games import ROW_NAMES, Variant, per_game
 from pipeline.core.rules import CONTRACT, RuleBook
+from pipeline.helpers.columns import whole
 
 Ints = npt.NDArray[np.int64]
 Codes = npt.NDArray[np.int8]
@@ -161,3 +163,151 @@ class HandBatch:
 
     def __len__(self) -> int:
         return len(self.hands)
+
+
+def taken(batch: HandBatch, hands: Ints) -> tuple[HandBatch, Ints]:
+    """The hands `hands` of `batch` (indices, ascending) as a batch of their own, with
+    their players, streets, recorded rows, settlements and sitting-out players; and the
+    indices of their players in `batch` (to take what is kept per player beside it)."""
+    renumber = _renumbering(hands, len(batch))
+    players = batch.players
+    kept = np.flatnonzero(renumber[players.hand] >= 0)
+    settled = np.flatnonzero(renumber[batch.settlements.hand] >= 0)
+    away = np.flatnonzero(renumber[batch.sitting_out.hand] >= 0)
+    taken_players = _players(players, kept, renumber[players.hand[kept]])
+    return HandBatch(
+        hands=each(batch.hands, hands, len(batch)),
+        game=batch.game,
+        boards=batch.boards[hands],
+        players=taken_players,
+        rows=_recorded_rows(batch.rows, kept, len(players)),
+        settlements=_renumbered(batch.settlements, settled, renumber),
+        sitting_out=_renumbered(batch.sitting_out, away, renumber),
+        rules=batch.rules,
+    ), kept
+
+
+def _renumbering(kept: Ints, n: int) -> Ints:
+    """Per index of `n` items, its place among `kept` (ascending), or -1."""
+    renumber = np.full(n + 1, -1, dtype=np.int64)
+    renumber[kept] = np.arange(len(kept))
+    return renumber
+
+
+def _renumbered(columns: Any, index: Ints, renumber: Ints) -> Any:
+    """Columns with a `hand` (settlements, sitting out) at `index`, their hands renumbered."""
+    taken = each(columns, index, len(columns.hand))
+    return replace(taken, hand=renumber[taken.hand])
+
+
+def each(columns: Any, index: Ints, n: int) -> Any:
+    """A dataclass of columns of length `n` with each column's items at `index` (numpy
+    arrays indexed, Arrow arrays taken, lists picked); any other field kept as it is."""
+    at = pa.array(index)
+    values: dict[str, Any] = {}
+    for name, value in vars(columns).items():
+        if isinstance(value, np.ndarray) and len(value) == n:
+            values[name] = value[index]
+        elif isinstance(value, (pa.Array, pa.ChunkedArray)) and len(value) == n:
+            values[name] = value.take(at)
+        elif isinstance(value, list) and len(value) == n:
+            values[name] = [value[int(i)] for i in index]
+        elif isinstance(value, (np.ndarray, pa.Array, pa.ChunkedArray, list)):
+            raise ValueError(f"{name} has {len(value)} items, not {n}")
+        else:
+            values[name] = value
+    return type(columns)(**values)
+
+
+def _players(players: Players, kept: Ints, hand: Ints) -> Players:
+    """The players `kept` (ascending) of a batch, at their hands' new indices `hand`."""
+    streets = players.streets
+    renumber = _renumbering(kept, len(players))
+    mine = np.flatnonzero(renumber[streets.player] >= 0)  # their streets, in order
+    street_number = _renumbering(mine, len(streets))
+    parts = {}
+    for name, (codes, street) in streets.parts.items():
+        on = street_number[street] >= 0
+        parts[name] = (codes[on], street_number[street[on]])
+    return replace(
+        each(players, kept, len(players)),
+        hand=hand,
+        setting={name: cards[kept] for name, cards in players.setting.items()},
+        streets=Streets(renumber[streets.player[mine]], parts),
+    )
+
+
+def _recorded_rows(rows: RecordedRows, kept: Ints, n_players: int) -> RecordedRows:
+    renumber = _renumbering(kept, n_players)
+    mine = np.flatnonzero(renumber[rows.player] >= 0)
+    return replace(each(rows, mine, len(rows.player)), player=renumber[rows.player[mine]])
+
+
+def joined(batches: list[HandBatch]) -> HandBatch:
+    """Batches of one layout and one rule book as one batch, in order."""
+    if len(batches) == 1:
+        return batches[0]
+    first = batches[0]
+    hands = _starts([len(b) for b in batches])
+    players = _starts([len(b.players) for b in batches])
+    streets = _starts([len(b.players.streets) for b in batches])
+
+    def shifted(columns: list[Ints], by: Ints) -> Ints:
+        return np.concatenate([c + s for c, s in zip(columns, by, strict=True)])
+
+    parts = {
+        name: (
+            np.concatenate([b.players.streets.parts[name][0] for b in batches]),
+            shifted([b.players.streets.parts[name][1] for b in batches], streets),
+        )
+        for name in first.players.streets.parts
+    }
+    return HandBatch(
+        hands=stacked([b.hands for b in batches]),
+        game=first.game,
+        boards=np.concatenate([b.boards for b in batches]),
+        players=replace(
+            stacked([b.players for b in batches]),
+            hand=shifted([b.players.hand for b in batches], hands),
+            setting={
+                name: np.concatenate([b.players.setting[name] for b in batches])
+                for name in first.players.setting
+            },
+            streets=Streets(shifted([b.players.streets.player for b in batches], players), parts),
+        ),
+        rows=replace(
+            stacked([b.rows for b in batches]),
+            player=shifted([b.rows.player for b in batches], players),
+        ),
+        settlements=replace(
+            stacked([b.settlements for b in batches]),
+            hand=shifted([b.settlements.hand for b in batches], hands),
+        ),
+        sitting_out=replace(
+            stacked([b.sitting_out for b in batches]),
+            hand=shifted([b.sitting_out.hand for b in batches], hands),
+        ),
+        rules=first.rules,
+    )
+
+
+def _starts(lengths: list[int]) -> Ints:
+    """Where each of items of `lengths`, one after another, begins."""
+    return np.cumsum([0, *lengths[:-1]]).astype(np.int64)
+
+
+def stacked(items: list[Any]) -> Any:
+    """Dataclasses of columns, one after another: numpy arrays concatenated, Arrow
+    arrays too, lists chained; any other field the first's (set by the caller)."""
+    values: dict[str, Any] = {}
+    for name, value in vars(items[0]).items():
+        parts = [vars(item)[name] for item in items]
+        if isinstance(value, np.ndarray):
+            values[name] = np.concatenate(parts)
+        elif isinstance(value, (pa.Array, pa.ChunkedArray)):
+            values[name] = pa.concat_arrays([whole(p) for p in parts])
+        elif isinstance(value, list):
+            values[name] = [x for p in parts for x in p]
+        else:
+            values[name] = value
+    return type(items[0])(**values)

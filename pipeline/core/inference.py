@@ -153,12 +153,17 @@ def search(seeds: Sequence[Profile], fit: Callable[[Profile], Fit], rounds: int 
     best = max((ascend(seed, catalogue) for seed in starts.values()), key=score)  # first of equals
     if score(best)[1] < 0:  # some hand diverges: the tables the other seeds read, one at a
         best = ascend(best, {**catalogue, **read_values(seeds, catalogue)})  # time, too
-    for key, values in catalogue.items():  # score the catalogue's other values too
-        for value in values:
-            score(with_value(best, key, value))
+    for trial in neighbours(best):  # score the catalogue's other values too
+        score(trial)
     # Undetermined: what no exact hand tells apart (though the faults may prefer one).
     undetermined = differing(best, [p for p, n in fits.values() if n[0] == score(best)[0]])
     return Search(best, fits, undetermined)
+
+
+def neighbours(profile: Profile) -> list[Profile]:
+    """`profile` with one catalogue key changed, for each key and each of its values."""
+    catalogue = CATALOGUE[profile.variant.name]
+    return [with_value(profile, key, v) for key, values in catalogue.items() for v in values]
 
 
 def read_values(seeds: Sequence[Profile], catalogue: dict[str, Any]) -> dict[str, tuple[Any, ...]]:

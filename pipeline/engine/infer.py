@@ -17,7 +17,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.core.inference import FLOORS, Fit, Search, best_split, candidate, search, with_value
+from pipeline.core.inference import (
+    FLOORS,
+    Fit,
+    Search,
+    best_split,
+    candidate,
+    neighbours,
+    search,
+    with_value,
+)
 from pipeline.core.rules import GAMES, Profile, RuleBook
 from pipeline.engine.pool import TAIWANESE, Pool
 from pipeline.engine.recorded import Recorded, floor_bound
@@ -26,6 +35,9 @@ from pipeline.helpers.progress import Progress
 Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
+# The rules most hands of a game fit are searched for on this many of its hands first
+# (whole batches, in input order), then scored with their neighbours on all of them.
+SAMPLE = 4000
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
 
 
@@ -120,6 +132,7 @@ class _Searcher:
     recorded: Recorded
     book: RuleBook | None
     readings: dict[tuple[int, int | None], list[Profile]] = field(default_factory=dict)
+    commons: dict[tuple[int, int | None], list[Profile]] = field(default_factory=dict)
 
     def fit(self, hands: Ints) -> Callable[[Profile], Fit]:
         """How well a candidate fits `hands`: exact hands, then fewer divergences."""
@@ -143,23 +156,48 @@ class _Searcher:
             dealt["boards"] = Counter(pool.boards[int(h)] for h in hands).most_common(1)[0][0]
         # In this order, which wins where they fit alike: a rules file's profile, then
         # what the most records of the game say, then the contract, then the table's own.
-        house = [p for p in self.book.house if p.game == game] if self.book is not None else []
-        common = [*house, *self.pooled(game, dealt.get("boards")), candidate(game, dealt)]
+        boards = dealt.get("boards")
+        common = [*self.house(game), *self.common(game, boards), *self.pooled(game, boards)]
+        common.append(candidate(game, dealt))
         fit = self.fit(hands)
         if max(fit(p)[0] for p in common) == len(hands):
             return common  # one of them fits every hand: no reading of the table's own
         return [*common, *self.read(hands, game, dealt)]
+
+    def house(self, game: int) -> list[Profile]:
+        """The rules file's profiles of `game`."""
+        return [p for p in self.book.house if p.game == game] if self.book is not None else []
+
+    def common(self, game: int, boards: int | None) -> list[Profile]:
+        """The rules the most hands of `game` (dealt `boards` boards) fit, found once:
+        the search from the rules file's profiles, the pooled reading and the contract
+        on the first SAMPLE hands, then those and the best with its neighbours scored on
+        every hand (a table that fits it, the usual case, then asks nothing new)."""
+        key = (game, boards)
+        if key not in self.commons:
+            mine = self._of(game, boards)
+            dealt = {} if boards is None else {"boards": boards}
+            seeds = [*self.house(game), *self.pooled(game, boards), candidate(game, dealt)]
+            best = search(seeds, self.fit(mine[:SAMPLE])).best
+            for profile in [*seeds, best, *neighbours(best)]:
+                self.fit(mine)(profile)
+            self.commons[key] = [best]
+        return self.commons[key]
+
+    def _of(self, game: int, boards: int | None) -> Ints:
+        """The hands of the pool of `game`, dealt `boards` boards when given."""
+        mine = np.array(self.pool.game) == game
+        if boards is not None:
+            mine &= np.array(self.pool.boards) == boards
+        return np.flatnonzero(mine)
 
     def pooled(self, game: int, boards: int | None) -> list[Profile]:
         """The readings of every hand of the pool of `game` (dealt `boards` boards), made
         once: where most tables of a game play one profile, the most records of it."""
         key = (game, boards)
         if key not in self.readings:
-            mine = np.array(self.pool.game) == game
-            if boards is not None:
-                mine &= np.array(self.pool.boards) == boards
             dealt = {} if boards is None else {"boards": boards}
-            self.readings[key] = self.read(np.flatnonzero(mine), game, dealt)
+            self.readings[key] = self.read(self._of(game, boards), game, dealt)
         return self.readings[key]
 
     def read(self, hands: Ints, game: int, dealt: dict[str, Any]) -> list[Profile]:
@@ -210,14 +248,20 @@ class _Searcher:
         if len(missed) > SPLIT_LOOK * len(hands):  # and each half, read alone: the records
             half = len(hands) // 2  # of two rules read together may fit neither
             runs += [(hands[:half], []), (hands[half:], [])]
+
+        def fitting(found: Search) -> dict[str, tuple[Profile, Flags]]:
+            """The candidates that fit a hand of the run searched, with the table's hands
+            each fits: one that fits none of them, all missed by the best or not, is
+            no better than the best anywhere, and splits nothing."""
+            return {d: (p, exact(p, hands)) for d, (p, fit) in found.fits.items() if fit[0]}
+
         for k, (run, kept) in enumerate(runs):
             other = search([*kept, *self.seeds(run)], self.fit(run))
-            flags |= {d: (p, exact(p, hands)) for d, (p, _) in other.fits.items()}
-            if k and not kept:  # a half: the hands its fit misses are the other rules'
-                rest = hands[~flags[other.best.digest][1]]  # (a half may hold both)
-                if len(rest):
-                    other = search(self.seeds(rest), self.fit(rest))
-                    flags |= {d: (p, exact(p, hands)) for d, (p, _) in other.fits.items()}
+            flags |= fitting(other)
+            if k and not kept and other.best.digest in flags:  # a half: the hands its fit
+                rest = hands[~flags[other.best.digest][1]]  # misses are the other rules'
+                if len(rest):  # (a half may hold both)
+                    flags |= fitting(search(self.seeds(rest), self.fit(rest)))
         split = best_split(flags, found.exact)
         if split is None:
             return [whole_fit]

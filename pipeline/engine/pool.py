@@ -11,7 +11,7 @@ profile written for its table.
 from __future__ import annotations
 
 import json
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.audit import divergent_hands, evaluated, rows_divergent
-from pipeline.core.batch import HandBatch
+from pipeline.core.batch import HandBatch, each, joined, stacked, taken
 from pipeline.core.inference import hand_rules
 from pipeline.core.money import cents_of
 from pipeline.core.rules import GAMES, Profile, RuleBook, standard_profiles
@@ -40,6 +40,11 @@ Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
 TAIWANESE = {"taiwanese", "taiwanese_jokers"}
+# Some hands of a batch are taken to be scored alone when they are at most this share
+# of it (a batch's fixed cost is a few milliseconds; a hand's a few microseconds); a few
+# sets of hands are kept so taken, since the search asks about the same hands again.
+PART_OF_BATCH = 0.5
+PARTS_KEPT = 32
 REPEATS = (QuarantineCheck.duplicate_hand, QuarantineCheck.conflicting_hand)
 # While reading, a Taiwanese hand dealt one board is checked under a one-board profile
 # of its game (else its board count would quarantine it); the search decides the rest.
@@ -82,8 +87,12 @@ class Pool:
     # The players of quarantined records, by table: (hand_no, player_id, stack_end in
     # cents, None when unreadable). The table rules read a player's previous stack there.
     set_aside: dict[str, list[tuple[int, str, int | None]]] = field(default_factory=dict)
-    # Divergences per hand of a batch, by candidate and batch.
-    memo: dict[tuple[str, int], Ints] = field(default_factory=dict)
+    # Divergences per hand of the pool, by candidate (-1: not scored yet).
+    memo: dict[str, Ints] = field(default_factory=dict)
+    # Hands taken from their batches to be scored as one batch, by hands (kept a while).
+    parts: OrderedDict[bytes, tuple[HandBatch, Own, Showdown, Ints]] = field(
+        default_factory=OrderedDict
+    )
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -109,21 +118,57 @@ class Pool:
 
     def divergences(self, profile: Profile, hands: Ints) -> Ints:
         """Per hand of `hands` (of the pool): the divergences under `profile` (at least
-        one for a hand of another game). A candidate is scored once on each batch, and
-        only on the batches of the hands asked about: a table's own reading costs its
-        own hands, not the pool's."""
+        one for a hand of another game). A candidate scores each hand once, and only the
+        hands asked about: a table's own reading costs its own hands, not the pool's."""
         scored = hand_rules(profile)  # the keys read after the search set apart
-        key = scored.digest
+        found = self.memo.setdefault(scored.digest, np.full(len(self), -1, dtype=np.int64))
+        missing = np.unique(hands[found[hands] < 0])
+        if not len(missing):
+            return found[hands]
+        starts = np.array([offset for _, _, offset in self.batches], dtype=np.int64)
+        batch_of = np.searchsorted(starts, missing, side="right") - 1
+        counts = np.bincount(batch_of, minlength=len(self.batches))
+        sizes = np.array([len(batch) for batch, _, _ in self.batches])
+        whole_batches = np.flatnonzero(counts > PART_OF_BATCH * sizes)
+        for b in whole_batches.tolist():  # most of a batch: all of it, at little more cost
+            (batch, own, offset), shown, rows = self.batches[b], self.shown[b], self.rows[b]
+            found[offset : offset + len(batch)] = _divergences(batch, own, shown, rows, scored)
+        rest = missing[~np.isin(batch_of, whole_batches)]
+        if len(rest):  # the others taken from their batches, as one
+            part = self._part(rest)
+            found[rest] = _divergences(*part, scored)
+        return found[hands]
+
+    def _part(self, hands: Ints) -> tuple[HandBatch, Own, Showdown, Ints]:
+        """The pool's hands `hands` (ascending) as one batch to score, with what each
+        says, its evaluation and its rows' divergences; kept, since the search asks about
+        the same hands under many candidates."""
+        key = hands.tobytes()
+        if key in self.parts:
+            self.parts.move_to_end(key)
+            return self.parts[key]
         starts = np.array([offset for _, _, offset in self.batches], dtype=np.int64)
         batch_of = np.searchsorted(starts, hands, side="right") - 1
-        out = np.empty(len(hands), dtype=np.int64)
+        pieces = []
         for b in np.unique(batch_of).tolist():
-            if (key, b) not in self.memo:
-                (batch, own, _), shown, rows = self.batches[b], self.shown[b], self.rows[b]
-                self.memo[key, b] = _divergences(batch, own, shown, rows, scored)
-            mine = batch_of == b
-            out[mine] = self.memo[key, b][hands[mine] - self.batches[b][2]]
-        return out
+            (batch, own, offset), shown, rows = self.batches[b], self.shown[b], self.rows[b]
+            mine = hands[batch_of == b] - offset
+            part, players = taken(batch, mine)
+            value = Showdown(shown.value[players], shown.joker_as[players])
+            pieces.append((part, each(own, mine, len(batch)), value, rows[mine]))
+        batches, owns, values, rows_of = zip(*pieces, strict=True)
+        self.parts[key] = (
+            joined(list(batches)),
+            stacked(list(owns)),
+            Showdown(
+                np.concatenate([v.value for v in values]),
+                np.concatenate([v.joker_as for v in values]),
+            ),
+            np.concatenate(rows_of),
+        )
+        if len(self.parts) > PARTS_KEPT:
+            self.parts.popitem(last=False)
+        return self.parts[key]
 
 
 def ranges(first: Ints, hands: Ints) -> Ints:
@@ -335,7 +380,7 @@ def _divergences(batch: HandBatch, own: Own, shown: Showdown, rows: Ints, profil
     if not of.any():
         return np.ones(len(batch), dtype=np.int64)
     found = divergent_hands(force(batch, own, profile), shown, rows)
-    return np.where(of, found, np.maximum(found, 1))
+    return np.where(of, found, 1)
 
 
 def force(batch: HandBatch, own: Own, profile: Profile) -> HandBatch:
