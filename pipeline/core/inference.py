@@ -108,6 +108,7 @@ class Search:
     best: Profile
     fits: dict[str, tuple[Profile, Fit]]  # by digest
     undetermined: tuple[str, ...]
+    entries: tuple[str, ...] = ()  # the entries of undetermined tables: `naturals.dragon`
 
     @property
     def score(self) -> Fit:
@@ -153,6 +154,17 @@ def search(seeds: Sequence[Profile], fit: Callable[[Profile], Fit], rounds: int 
     best = max((ascend(seed, catalogue) for seed in starts.values()), key=score)  # first of equals
     if score(best)[1] < 0:  # some hand diverges: the tables the other seeds read, one at a
         best = ascend(best, {**catalogue, **read_values(seeds, catalogue)})  # time, too
+    for _ in range(rounds):  # and, while a hand diverges, their entries one at a time (a
+        if score(best)[1] == 0:  # table read may hold one entry another seed lacks)
+            break
+        before = best
+        for seed in seeds:
+            for _, trial in one_changed(best, seed, {*catalogue, *TABLE_KEYS}):
+                if score(trial) > score(best):
+                    best = trial
+        if best is before:
+            break
+        best = ascend(best, catalogue)
     for trial in neighbours(best):  # score the catalogue's other values too
         score(trial)
     # Undetermined: what no exact hand tells apart (though the faults may prefer one).
@@ -175,6 +187,79 @@ def read_values(seeds: Sequence[Profile], catalogue: dict[str, Any]) -> dict[str
             value = seed.values.get(key)
             values.setdefault(key, {})[json.dumps(value, sort_keys=True)] = value
     return {key: tuple(v.values()) for key, v in values.items() if len(v) > 1}
+
+
+# The tables a profile may replace, each whole (its own, else the contract's).
+TABLES: dict[str, Callable[[Profile], dict[str, Any]]] = {
+    "royalties": royalty_table,
+    "naturals": natural_table,
+    "fantasyland": fantasyland,
+}
+
+
+def one_changed(best: Profile, other: Profile, left_out: set[str]) -> list[tuple[str, Profile]]:
+    """`best` with one value set to `other`'s where they differ: one entry of a table
+    (`royalties.middle.royal_flush`, `naturals.dragon`, `fantasyland.entry`) or one other
+    key (`cap`); `left_out`: keys not to change. Each as (what changed, the profile)."""
+    out = []
+    for key in sorted((set(best.values) | set(other.values)) - left_out):
+        mine, theirs = best.value(key), other.value(key)
+        if key in TABLES:
+            mine, theirs = TABLES[key](best), TABLES[key](other)
+        if mine == theirs:
+            continue
+        if key not in TABLES:
+            out.append((key, with_value(best, key, theirs)))
+            continue
+        for path, value in _entries_differing(mine, theirs):
+            table = json.loads(json.dumps(mine))
+            _set(table, path, value)
+            out.append((".".join((key, *path)), with_value(best, key, table)))
+    return out
+
+
+def merged(
+    base: Profile, mine: Profile, undetermined: Sequence[str], entries: Sequence[str]
+) -> Profile:
+    """`base` with what `mine` told apart: its value of each key not `undetermined`, and
+    of a table undetermined only in some `entries`, its other entries (`naturals.dragon`
+    untold: `mine`'s other naturals over `base`'s table)."""
+    values = dict(base.values)
+    for key in sorted(set(base.values) | set(mine.values)):
+        untold = {e for e in entries if e.split(".", 1)[0] == key}
+        if key not in undetermined:
+            values[key] = mine.value(key)
+        elif key in TABLES and untold:
+            table = json.loads(json.dumps(TABLES[key](base)))
+            for path, value in _entries_differing(table, TABLES[key](mine)):
+                if ".".join((key, *path)) not in untold:
+                    _set(table, path, value)
+            values[key] = table
+    return candidate(base.game, values)
+
+
+def _entries_differing(
+    mine: dict[str, Any], theirs: dict[str, Any]
+) -> list[tuple[tuple[str, ...], Any]]:
+    """The entries (paths into nested tables) where `theirs` differs from `mine`, with
+    its value (None: it has none)."""
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for name in sorted(set(mine) | set(theirs)):
+        a, b = mine.get(name), theirs.get(name)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [((name, *path), v) for path, v in _entries_differing(a, b)]
+        elif a != b:
+            out.append(((name,), b))
+    return out
+
+
+def _set(table: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for name in path[:-1]:
+        table = table.setdefault(name, {})
+    if value is None:
+        table.pop(path[-1], None)
+    else:
+        table[path[-1]] = value
 
 
 def differing(best: Profile, others: Sequence[Profile]) -> tuple[str, ...]:

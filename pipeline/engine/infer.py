@@ -18,12 +18,16 @@ import numpy as np
 import numpy.typing as npt
 
 from pipeline.core.inference import (
+    CATALOGUE,
     FLOORS,
+    TABLE_KEYS,
     Fit,
     Search,
     best_split,
     candidate,
+    merged,
     neighbours,
+    one_changed,
     search,
     with_value,
 )
@@ -103,8 +107,9 @@ def infer_tables(
     segments: list[Segment] = []
     for table_id, hands in table_hands(pool):
         segments += search_of.segments(table_id, hands, [], depth=3)
-    segments = search_of.joined(search_of.floors(search_of.shared(segments)))
-    segments = search_of.placed(segments)
+    segments = search_of.shared(search_of.untold(segments))
+    segments = search_of.joined(search_of.floors(segments))
+    segments = search_of.untold(search_of.placed(segments))
     changes = [
         Change.of(pool, a, b)
         for a, b in itertools.pairwise(segments)
@@ -270,6 +275,66 @@ class _Searcher:
             table_id, after, [split.after], depth - 1
         )
 
+    def untold(self, segments: list[Segment]) -> list[Segment]:
+        """Each segment with what its hands do not tell apart outside the catalogue (the
+        entries of tables read, the cap, row points): a value that another plausible
+        profile (the rules file's, the common rules, the pooled reading, the contract,
+        another segment's) gives, under which as many of its hands are exact; and a
+        royalty, natural or Fantasyland table that no record of the segment shows. Each
+        trial is scored once, over every segment that asks it."""
+        trials = [self.trials(s.profile, segments) for s in segments]
+        asked: dict[str, tuple[Profile, list[Ints]]] = {}
+        for s, mine in zip(segments, trials, strict=True):
+            for _, trial in mine:
+                asked.setdefault(trial.digest, (trial, []))[1].append(s.hands)
+        for trial, hands in asked.values():
+            self.pool.divergences(trial, np.unique(np.concatenate(hands)))
+        out = []
+        for s, mine in zip(segments, trials, strict=True):
+            fit = self.fit(s.hands)
+            exact = fit(s.profile)[0]
+            entries = [what for what, trial in mine if fit(trial)[0] == exact]
+            unrecorded = self.unrecorded(s)
+            keys = {*s.fit.undetermined, *unrecorded, *(e.split(".")[0] for e in entries)}
+            order = [*CATALOGUE[s.profile.variant.name], *sorted(keys)]
+            undetermined = tuple(dict.fromkeys(k for k in order if k in keys))
+            shown = tuple(
+                sorted({e for e in entries if "." in e and e.split(".")[0] not in unrecorded})
+            )
+            out.append(replace(s, fit=replace(s.fit, undetermined=undetermined, entries=shown)))
+        return out
+
+    def trials(self, best: Profile, segments: list[Segment]) -> list[tuple[str, Profile]]:
+        """`best` with one value outside the catalogue set to another plausible profile's
+        (its game's, dealt its boards), each once: (what changed, the profile)."""
+        boards = best.value("boards") if best.variant.boards else None
+        dealt = {} if boards is None else {"boards": boards}
+        others = [
+            *self.house(best.game),
+            *self.commons.get((best.game, boards), []),
+            *self.readings.get((best.game, boards), []),
+            candidate(best.game, dealt),
+            *(s.profile for s in segments if s.profile.game == best.game),
+        ]
+        left_out = {*CATALOGUE[best.variant.name], *TABLE_KEYS, "boards"}
+        found: dict[str, tuple[str, Profile]] = {}
+        for other in others:
+            for what, trial in one_changed(best, other, left_out):
+                found.setdefault(trial.digest, (what, trial))
+        return list(found.values())
+
+    def unrecorded(self, segment: Segment) -> set[str]:
+        """The tables of the segment's game that none of its records shows."""
+        best, hands, recorded = segment.profile, segment.hands, self.recorded
+        if best.variant.boards:
+            return set()
+        tables = {"royalties": recorded.royalties(hands, best)}
+        if best.variant.open_face:
+            tables["fantasyland"] = recorded.fantasyland(hands, best)
+        else:
+            tables["naturals"] = recorded.naturals(hands, best)
+        return {key for key, reading in tables.items() if reading is None}
+
     def shared(self, segments: list[Segment]) -> list[Segment]:
         """Segments take one profile where it fits each of them as well as its own:
         a segment's profile is merged into a more used one of its game (the keys it
@@ -297,12 +362,7 @@ class _Searcher:
                 for j, s in enumerate(segments)
                 if s.profile.digest in (digest, mine.profile.digest)
             ]
-            keys = set(other.values) | set(mine.profile.values)
-            told = {k: mine.profile.value(k) for k in keys if k not in mine.fit.undetermined}
-            profile = candidate(
-                other.game,
-                {**other.values, **{k: v for k, v in told.items() if v != other.value(k)}},
-            )
+            profile = merged(other, mine.profile, mine.fit.undetermined, mine.fit.entries)
             scores = {j: self.fit(segments[j].hands)(profile) for j in both}
             if all(scores[j] >= segments[j].fit.score for j in both):
                 for j in both:

@@ -88,6 +88,25 @@ class Names:
         return self.by_digest.get(profile.digest, values_text(profile))
 
 
+SHOWN_ENTRIES = 3  # a table's undetermined entries named; more are counted
+
+
+def undetermined_text(keys: tuple[str, ...], entries: tuple[str, ...]) -> str:
+    """The keys no hand told apart, a table's entries beside it: `surrender, naturals
+    (dragon, pure_dragon), royalties (5 entries)`; a table without entries named is one
+    that no record showed."""
+    parts = []
+    for key in keys:
+        mine = [e.split(".", 1)[1] for e in entries if e.split(".", 1)[0] == key]
+        if not mine:
+            parts.append(key)
+        elif len(mine) <= SHOWN_ENTRIES:
+            parts.append(f"{key} ({', '.join(mine)})")
+        else:
+            parts.append(f"{key} ({len(mine)} entries)")
+    return ", ".join(parts) or "none"
+
+
 def report(pool: Pool, found: Tables, names: Names) -> str:
     """One row per table and segment, then the changes of rules."""
     segments, changes = found.segments, found.changes
@@ -115,7 +134,7 @@ def report(pool: Pool, found: Tables, names: Names) -> str:
                 int(exact.sum()),
                 f"{names(nxt[0])}: {nxt[1]}" if nxt else "none",
                 int((exact & ~other).sum()),
-                ", ".join(s.fit.undetermined) or "none",
+                undetermined_text(s.fit.undetermined, s.fit.entries),
             ]
         )
     header = [

@@ -360,8 +360,12 @@ def test_tables_that_do_not_play_fantasyland_do_not_teach_its_entry(tmp_path: Pa
     assert any(json.loads(line).get("fantasyland_rule") is False
                for line in history.read_text().splitlines())  # fmt: skip
     written = tmp_path / "inferred.toml"
-    inferred(str(history), "--write", str(written))
+    table = rows(inferred(str(history), "--write", str(written)))
     assert 'entry = "JJ"' in written.read_text()
+    without = {json.loads(line)["table_id"] for line in history.read_text().splitlines()
+               if json.loads(line).get("fantasyland_rule") is False}  # fmt: skip
+    for table_id, cells in table.items():  # no record there tells its Fantasyland
+        assert ("fantasyland" in cells[10].split(", ")) == (table_id in without), cells
     audit = handaudit("verify", str(history), "--rules", str(written), "--out", str(tmp_path / "v"))
     assert audit.returncode == 0, audit.stdout
 
@@ -384,3 +388,59 @@ def test_ctrl_c_while_a_command_that_writes_no_audit_loads_says_nothing_was_writ
     _, stderr = run.communicate(timeout=120)
     assert run.returncode == 130 and stderr.strip() == f"handaudit: {NOTHING_WRITTEN}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["paused"]
+
+
+def _tables_of(history: Path) -> set[str]:
+    return {json.loads(line)["table_id"] for line in history.read_text().splitlines()}
+
+
+def test_every_profile_of_one_history_is_one_profile_and_verifies_clean(tmp_path: Path) -> None:
+    # The six public sets in one history: each profile's tables share one inferred
+    # profile (an entry that one table showed and another did not is the same rules),
+    # and the rules written verify the history clean.
+    history = tmp_path / "six.jsonl"
+    with history.open("w") as out:
+        for profile in PROFILES:
+            out.write((HOUSE / profile / "hands.jsonl").read_text())
+    written = tmp_path / "inferred.toml"
+    table = rows(inferred(str(history), "--write", str(written)))
+    for profile in PROFILES:
+        names = {table[t][6].split(" ")[0] for t in _tables_of(HOUSE / profile / "hands.jsonl")}
+        assert names == {profile}, (profile, names)
+    audit = handaudit("verify", str(history), "--rules", str(written), "--out", str(tmp_path / "v"))
+    assert audit.returncode == 0, audit.stdout
+
+
+def test_a_contract_table_among_house_tables_says_which_entries_it_did_not_show(
+    tmp_path: Path,
+) -> None:
+    # A table dealt by the contract beside asia's: the entries of the royalty and
+    # natural tables that asia sets otherwise and that no hand of the table showed (a
+    # middle royal flush, a dragon) are named undetermined, whichever value is written.
+    contract = tmp_path / "contract.jsonl"
+    made = handaudit("generate", "--variant", "chinese", "--tables", "1", "--hands", "25",
+                     "--seed", "5", "--out", str(contract))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    history = tmp_path / "mixed.jsonl"
+    history.write_text((HOUSE / "asia" / "hands.jsonl").read_text() + contract.read_text())
+    written = tmp_path / "inferred.toml"
+    (table_id,) = _tables_of(contract)
+    cells = rows(inferred(str(history), "--write", str(written)))[table_id]
+    assert cells[6] == "standard", cells
+    assert "royalties (" in cells[10] and "naturals (" in cells[10], cells
+    audit = handaudit("verify", str(history), "--rules", str(written), "--out", str(tmp_path / "v"))
+    assert audit.returncode == 0, audit.stdout
+
+
+def test_a_cap_no_pair_reached_is_undetermined() -> None:
+    # ofc_capped's cap (30 points between two players) is told only where a pair's
+    # points reached it; elsewhere any cap above the most recorded fits as well.
+    reached = set()
+    for line in (HOUSE / "ofc_capped" / "hands.jsonl").read_text().splitlines():
+        hand = json.loads(line)
+        if any(abs(s["points"]) == 30 for s in hand.get("settlements") or []):
+            reached.add(hand["table_id"])
+    table = rows(inferred(str(HOUSE / "ofc_capped")))
+    assert reached and reached != set(table)  # both kinds of table are here
+    for table_id, cells in table.items():
+        assert ("cap" in cells[10].split(", ")) == (table_id not in reached), cells
