@@ -39,7 +39,8 @@ from pipeline.ingest.sources import read_blocks
 Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
-TAIWANESE = {"taiwanese", "taiwanese_jokers"}
+# The games dealt on boards (Taiwanese Poker and Taiwanese Jokers), by name.
+BOARDED = frozenset(game.name for game in GAMES if game.boards)
 # Some hands of a batch are taken to be scored alone when they are at most this share
 # of it (a batch's fixed cost is a few milliseconds; a hand's a few microseconds); a few
 # sets of hands are kept so taken, since the search asks about the same hands again.
@@ -48,9 +49,7 @@ PARTS_KEPT = 32
 REPEATS = (QuarantineCheck.duplicate_hand, QuarantineCheck.conflicting_hand)
 # While reading, a Taiwanese hand dealt one board is checked under a one-board profile
 # of its game (else its board count would quarantine it); the search decides the rest.
-ONE_BOARD = {
-    f"one_board_{game.name}": code for code, game in enumerate(GAMES) if game.name in TAIWANESE
-}
+ONE_BOARD = {f"one_board_{game.name}": code for code, game in enumerate(GAMES) if game.boards}
 READING = RuleBook(
     standard_profiles()
     + tuple(Profile(name, code, {"boards": 1}) for name, code in ONE_BOARD.items())
@@ -183,7 +182,8 @@ class _Read:
     """One block read, checked and evaluated, ready for the pool."""
 
     batches: list[tuple[HandBatch, Own, Showdown, Ints]]
-    rejects: list[str]  # the checks of its quarantined records
+    rejects: list[str]  # the checks of its quarantined records (but repeats)
+    repeats: list[tuple[str, str | None]]  # its repeated hands' ids and digests
     aside: list[Appearance]  # their players
     records: int
     ids: set[str]  # the hand ids it verified
@@ -196,16 +196,18 @@ def _read(block: FilePart, seen: set[str]) -> _Read:
     records = decoded.table.num_rows + len(decoded.quarantined)
     before = set(seen)
     held, rejects, aside = [], [], []
+    repeats: list[tuple[str, str | None]] = []
     for part in _by_game(decoded):  # a candidate is of one game: score only its hands
         table = part.table
         part = replace(part, table=_reading_rules(table))
         batches, quarantined = validate(part, seen, READING)
-        rejects += [r.check.value for r in quarantined]
+        rejects += [r.check.value for r in quarantined if r.check not in REPEATS]
+        repeats += [(str(r.hand_id), r.digest) for r in quarantined if r.check in REPEATS]
         aside += appearances(quarantined)
         for batch in batches:
             shown = evaluated(batch)
             held.append((batch, _own(batch, table), shown, rows_divergent(batch, shown)))
-    return _Read(held, rejects, aside, records, seen - before)
+    return _Read(held, rejects, repeats, aside, records, seen - before)
 
 
 @dataclass(frozen=True)
@@ -298,6 +300,7 @@ def read_pool(paths: Sequence[Path], progress: Progress | None = None, workers: 
     pool = Pool()
     verified: set[str] = set()
     aside: list[Appearance] = []
+    repeats: list[tuple[str, str | None]] = []
     read = 0
     pending: deque[tuple[Path, FilePart, Future[_Read]]] = deque()
 
@@ -310,6 +313,7 @@ def read_pool(paths: Sequence[Path], progress: Progress | None = None, workers: 
         for batch, own, shown, rows in done.batches:
             pool.add(batch, own, shown, rows)
         pool.quarantined.update(done.rejects)
+        repeats.extend(done.repeats)
         aside.extend(done.aside)
         read += done.records
         if progress is not None:
@@ -327,10 +331,32 @@ def read_pool(paths: Sequence[Path], progress: Progress | None = None, workers: 
         finally:
             for _, _, future in pending:
                 future.cancel()
+    pool.quarantined.update(_repeats(pool, repeats))
     for a in aside:  # a hand verified in another record is not one set aside
         if a.hand_id not in verified:
             pool.set_aside.setdefault(a.table_id, []).append((a.hand_no, a.player_id, a.stack_end))
     return pool
+
+
+def _repeats(pool: Pool, repeats: list[tuple[str, str | None]]) -> Counter[str]:
+    """The repeated hands by check, as a verify tells them (`storage/repeats.py`): one
+    with the digest of the record read first is `duplicate_hand`, one with other
+    content `conflicting_hand`."""
+    if not repeats:
+        return Counter()
+    digests = dict(
+        zip(
+            pool.hand_id,
+            (d for b, _, _ in pool.batches for d in b.hands.digest.to_pylist()),
+            strict=True,
+        )
+    )
+    return Counter(
+        (
+            REPEATS[0] if digest is None or digests.get(hand_id) in (None, digest) else REPEATS[1]
+        ).value
+        for hand_id, digest in repeats
+    )
 
 
 def _reading_rules(table: pa.Table) -> pa.Table:
@@ -339,7 +365,7 @@ def _reading_rules(table: pa.Table) -> pa.Table:
     variant = whole(table["variant"])
     boards = pc.fill_null(pc.list_value_length(table["boards"]), 0)
     names = [
-        f"one_board_{v}" if v in TAIWANESE and b == 1 else None
+        f"one_board_{v}" if v in BOARDED and b == 1 else None
         for v, b in zip(variant.to_pylist(), boards.to_pylist(), strict=True)
     ]
     column = pa.array(names, pa.string())
@@ -375,7 +401,7 @@ def _divergences(batch: HandBatch, own: Own, shown: Showdown, rows: Ints, profil
     """Per hand of `batch`: its divergences under `profile` (1 for a hand of another
     game, or dealt other than the profile's boards: it cannot be exact under it)."""
     of = batch.hands.game == profile.game
-    if profile.variant.name in TAIWANESE:
+    if profile.variant.boards:
         of &= own.boards == profile.value("boards")
     if not of.any():
         return np.ones(len(batch), dtype=np.int64)
