@@ -449,7 +449,7 @@ def rules_infer_command(
     from pipeline.helpers.progress import Progress
     from pipeline.ingest import input_files
     from pipeline.ingest.house_rules import read_rules
-    from pipeline.storage.files import checked_target, write_whole
+    from pipeline.storage.files import checked_target, same_file, write_whole
 
     interrupts.speaks_of(interrupts.NOTHING_WRITTEN)
     with exit_codes():
@@ -457,7 +457,9 @@ def rules_infer_command(
         paths = [Path(i) for i in inputs]
         files = input_files(paths)
         if write is not None:  # refused before anything is read
-            if rules is not None and write.resolve() == rules.resolve():
+            if rules is not None and (
+                write.resolve() == rules.resolve() or same_file(write, rules)
+            ):
                 raise AuditError(
                     f"{write} is the rules file given (--rules): it is not written over "
                     "(nothing was written). Give --write another file name."

@@ -32,7 +32,7 @@ from pipeline.core.inference import (
     with_value,
 )
 from pipeline.core.rules import GAMES, Profile, RuleBook
-from pipeline.engine.pool import TAIWANESE, Pool
+from pipeline.engine.pool import Pool
 from pipeline.engine.recorded import Recorded, floor_bound
 from pipeline.helpers.progress import Progress
 
@@ -157,7 +157,7 @@ class _Searcher:
         pool = self.pool
         game = pool.game[int(hands[0])]
         dealt: dict[str, Any] = {}
-        if GAMES[game].name in TAIWANESE:
+        if GAMES[game].boards:
             dealt["boards"] = Counter(pool.boards[int(h)] for h in hands).most_common(1)[0][0]
         # In this order, which wins where they fit alike: a rules file's profile, then
         # what the most records of the game say, then the contract, then the table's own.
@@ -212,7 +212,7 @@ class _Searcher:
         recorded, variant = self.recorded, GAMES[game]
         contract = candidate(game, dealt)
         values = dict(dealt)
-        if variant.name in TAIWANESE:
+        if variant.boards:
             points = recorded.row_points(hands, game, dealt["boards"])
             if points.row_points is not None:
                 values["row_points"] = points.row_points
@@ -431,7 +431,7 @@ class _Searcher:
         contract's kept)."""
         worths: dict[str, list[Ints]] = {}
         for s in segments:
-            if s.profile.variant.name in TAIWANESE:
+            if s.profile.variant.floor_points:
                 worths.setdefault(s.profile.digest, []).append(self.recorded.floor_worths(s.hands))
         bounds = {digest: floor_bound(np.concatenate(w)) for digest, w in worths.items()}
         out = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -103,7 +104,22 @@ def checked_target(
     if not parent.is_dir() and not (makes_its_directory and not parent.exists()):
         kind = "is not a directory" if parent.exists() else "does not exist"
         raise TargetError(f"{parent}, where {what} would go, {kind}: nothing was written.")
+    if parent.is_dir() and not (target.exists() and not target.is_file()):
+        _probe(parent, what)  # a device or a pipe is written to as it is
     return target
+
+
+def _probe(folder: Path, what: str) -> None:
+    """Refuse, before any work, a directory where no file can be made (a read-only one,
+    /proc): `what` is written beside its target first, then put in its place."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".handaudit-", suffix=".probe"):
+            pass
+    except OSError as error:
+        raise TargetError(
+            f"{folder}, where {what} would go, cannot be written ({error.strerror}): "
+            "nothing was written."
+        ) from None
 
 
 def audit_owning(target: Path, audits: tuple[Path, ...] = ()) -> Path | None:
@@ -113,7 +129,7 @@ def audit_owning(target: Path, audits: tuple[Path, ...] = ()) -> Path | None:
     place = _absolute(target)
     for given in audits:
         for db in {_absolute(given), Path(os.path.abspath(given))}:
-            if place in (db, log_of(db)) or _same_file(place, db):
+            if place in (db, log_of(db)) or same_file(place, db):
                 return db
             if place.parent == db.parent and fnmatch.fnmatch(place.name, f".{db.name}.*"):
                 return db
@@ -133,7 +149,7 @@ def hand_histories(given: list[Path]) -> list[Path]:
         audit = audit_owning(file)
         if audit is None:
             files.append(file)
-        elif any(_same_file(file, named) for named in given):
+        elif any(same_file(file, named) for named in given):
             raise TargetError(
                 f"{file} is a file of the audit {audit}, not a hand history: give the "
                 "hand-history files."
@@ -150,7 +166,7 @@ def input_holding(target: Path, inputs: tuple[Path, ...]) -> Path | None:
     place = _absolute(target)
     for given in inputs:
         read = _absolute(given)
-        if place == read or _same_file(place, read):
+        if place == read or same_file(place, read):
             return given
         if read in place.parents and place.name.endswith(SUFFIXES):
             return given
@@ -167,7 +183,7 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
     """Two names of one file (a hard link included)."""
     try:
         return os.path.samefile(a, b)
@@ -204,5 +220,10 @@ def replaced_whole(target: Path) -> Iterator[Path]:
 
 def write_whole(target: Path, text: str) -> None:
     """Text into `target`, whole or not at all."""
-    with replaced_whole(target) as partial:
-        partial.write_text(text, encoding="utf-8")
+    try:
+        with replaced_whole(target) as partial:
+            partial.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise TargetError(
+            f"{target} could not be written ({error.strerror}): nothing was written."
+        ) from None

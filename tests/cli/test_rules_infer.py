@@ -286,11 +286,16 @@ def test_nothing_is_written_over_an_input_or_the_rules_and_nothing_read_is_said(
     assert made.returncode == 0, made.stderr
     rules = tmp_path / "house.toml"
     rules.write_text(RULES.read_text())
-    for target in (history, rules):
+    linked = tmp_path / "linked.toml"
+    os.link(rules, linked)  # another name of the rules file
+    for target in (history, rules, linked, Path("/proc/inferred.toml")):
+        began = time.monotonic()
         refused = handaudit("rules", "infer", str(history), "--rules", str(rules),
                             "--write", str(target))  # fmt: skip
         assert refused.returncode == 2 and "nothing was written" in refused.stderr
-    assert rules.read_text() == RULES.read_text()
+        assert ".partial" not in refused.stderr and not refused.stdout  # refused before reading
+        assert time.monotonic() - began < 30
+    assert rules.read_text() == linked.read_text() == RULES.read_text()
     # Parquet's dictionary-encoded rows are read as any (the royalties of closed Chinese).
     assert rows(inferred(str(history)))["C00001"][5] == "20"
     empty = tmp_path / "empty.jsonl"
@@ -444,3 +449,15 @@ def test_a_cap_no_pair_reached_is_undetermined() -> None:
     assert reached and reached != set(table)  # both kinds of table are here
     for table_id, cells in table.items():
         assert ("cap" in cells[10].split(", ")) == (table_id not in reached), cells
+
+
+def test_repeated_hands_are_named_as_a_verify_names_them(tmp_path: Path) -> None:
+    # A record read again whole is a duplicate; one with the same hand id and other
+    # content conflicts (the strongest sign of a rewritten history), as verify says.
+    lines = (HOUSE / "asia" / "hands.jsonl").read_text().splitlines()
+    changed = json.loads(lines[1])
+    changed["started_at"] = changed["started_at"].replace("2026-", "2025-", 1)
+    history = tmp_path / "repeated.jsonl"
+    history.write_text("\n".join([*lines, lines[0], json.dumps(changed)]) + "\n")
+    said = inferred(str(history))
+    assert "1 conflicting_hand, 1 duplicate_hand" in said, said
