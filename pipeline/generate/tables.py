@@ -110,9 +110,10 @@ class Tables:
 def buy_in(
     rng: np.random.Generator, point_value: Ints, shape: tuple[int, ...], floor_points: int
 ) -> Ints:
-    """A buy-in of the floor (60 points) to 300 points, in whole cents."""
+    """A buy-in of the floor (60 points) to 300 points (or 200 over a higher floor), in
+    whole cents."""
     pv = np.broadcast_to(point_value[:, None] if len(shape) == 2 else point_value, shape)
-    return (rng.integers(floor_points, 300, shape) * pv).astype(np.int64)
+    return (rng.integers(floor_points, max(300, floor_points + 200), shape) * pv).astype(np.int64)
 
 
 def seat_changes(rng: np.random.Generator, t: Tables) -> None:
@@ -130,10 +131,12 @@ def seat_changes(rng: np.random.Generator, t: Tables) -> None:
     t.serial[arrive] += 1
     t.occupied |= arrive
     t.stack = np.where(arrive, buy_in(rng, t.point_value, t.stack.shape, t.floor_points), t.stack)
-    # Short players top up to between 60 and 200 points now and then.
+    # Short players top up to between the floor (60) and 200 points (or 100 over a
+    # higher floor) now and then.
     below = t.occupied & (t.stack < floor)
     top_up = below & (rng.random(t.stack.shape) < 0.5)
-    target = rng.integers(t.floor_points, 200, t.stack.shape) * t.point_value[:, None]
+    high = max(200, t.floor_points + 100)
+    target = rng.integers(t.floor_points, high, t.stack.shape) * t.point_value[:, None]
     add = np.where(top_up, target - t.stack, 0)
     t.stack += add
     t.pending_add_on += add
@@ -141,9 +144,10 @@ def seat_changes(rng: np.random.Generator, t: Tables) -> None:
 
 def seat_two(t: Tables, idle: Flags) -> None:
     """At the tables of `idle`, where nobody can play, the first two seats filled with
-    players of at least 100 points: a new player (a new id, a buy-in) where a seat is
-    empty, a top-up recorded as an add-on where its player is short."""
-    want = 100 * t.point_value
+    players of at least 100 points (the floor, if higher): a new player (a new id, a
+    buy-in) where a seat is empty, a top-up recorded as an add-on where its player is
+    short."""
+    want = max(100, t.floor_points) * t.point_value
     for seat in (0, 1):
         new = idle & ~t.occupied[:, seat]
         t.serial[new, seat] += 1

@@ -87,3 +87,16 @@ def test_generate_refuses_a_profile_it_cannot_deal(tmp_path: Path) -> None:
 def test_twenty_thousand_hands_of_a_profile_verify_clean(tmp_path: Path, profile: str) -> None:
     history = generated(tmp_path, profile, 100, 200, "--seed", "13")
     assert_clean(audited(history, tmp_path / "audit"), profile, 20_000)
+
+
+def test_a_floor_at_the_catalogue_s_highest_is_dealt_and_verifies_clean(tmp_path: Path) -> None:
+    # Buy-ins, top-ups and the two seats of an idle table reach at least the floor,
+    # however high the house sets it (200 points: the usual range ends there).
+    rules = tmp_path / "deep.toml"
+    rules.write_text('[profiles.deep]\ngame = "taiwanese"\nfloor_points = 200\n')
+    out = tmp_path / "deep.jsonl"
+    made = handaudit("generate", "--rules", str(rules), "--profile", "deep", "--tables", "4",
+                     "--hands", "200", "--out", str(out))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    audit = handaudit("verify", str(out), "--rules", str(rules), "--out", str(tmp_path / "v"))
+    assert audit.returncode == 0, audit.stdout
