@@ -280,20 +280,27 @@ class _Searcher:
         entries of tables read, the cap, row points): a value that another plausible
         profile (the rules file's, the common rules, the pooled reading, the contract,
         another segment's) gives, under which as many of its hands are exact; and a
-        royalty, natural or Fantasyland table that no record of the segment shows. Each
-        trial is scored once, over every segment that asks it."""
+        royalty, natural or Fantasyland table that no record of the segment shows. A
+        trial is scored once over every segment that asks it, and only on the hands that
+        may show its entry (`Recorded.showing`)."""
         trials = [self.trials(s.profile, segments) for s in segments]
+        showing: dict[str, Flags | None] = {}
         asked: dict[str, tuple[Profile, list[Ints]]] = {}
         for s, mine in zip(segments, trials, strict=True):
-            for _, trial in mine:
-                asked.setdefault(trial.digest, (trial, []))[1].append(s.hands)
-        for trial, hands in asked.values():
-            self.pool.divergences(trial, np.unique(np.concatenate(hands)))
+            for what, trial in mine:
+                if what not in showing:
+                    showing[what] = self.recorded.showing(what)
+                asked.setdefault(trial.digest, (trial, []))[1].append(self._shown(s, what, showing))
+        for trial, parts in asked.values():
+            self.pool.divergences(trial, np.unique(np.concatenate(parts)))
         out = []
         for s, mine in zip(segments, trials, strict=True):
-            fit = self.fit(s.hands)
-            exact = fit(s.profile)[0]
-            entries = [what for what, trial in mine if fit(trial)[0] == exact]
+            entries = []
+            for what, trial in mine:
+                hands = self._shown(s, what, showing)
+                fit = self.fit(hands)
+                if fit(trial)[0] == fit(s.profile)[0]:
+                    entries.append(what)
             unrecorded = self.unrecorded(s)
             keys = {*s.fit.undetermined, *unrecorded, *(e.split(".")[0] for e in entries)}
             order = [*CATALOGUE[s.profile.variant.name], *sorted(keys)]
@@ -303,6 +310,12 @@ class _Searcher:
             )
             out.append(replace(s, fit=replace(s.fit, undetermined=undetermined, entries=shown)))
         return out
+
+    @staticmethod
+    def _shown(segment: Segment, what: str, showing: dict[str, Flags | None]) -> Ints:
+        """The segment's hands that may show `what` (all of them, for a key)."""
+        flags = showing[what]
+        return segment.hands if flags is None else segment.hands[flags[segment.hands]]
 
     def trials(self, best: Profile, segments: list[Segment]) -> list[tuple[str, Profile]]:
         """`best` with one value outside the catalogue set to another plausible profile's

@@ -20,7 +20,7 @@ from pipeline.core.audit import score
 from pipeline.core.batch import Settlements
 from pipeline.core.checks.family import streets_dealt
 from pipeline.core.evaluator import Category
-from pipeline.core.games.chinese import NATURAL, PLAY, SURRENDER
+from pipeline.core.games.chinese import NATURAL, NATURALS, PLAY, SURRENDER
 from pipeline.core.games.game import HOME_RUN, ROWS
 from pipeline.core.games.pairs import Pairs
 from pipeline.core.inference import RowPoints, candidate, read_row_points
@@ -84,6 +84,7 @@ class Recorded:
     _misses: dict[str, Ints] = field(default_factory=dict)
     _keys: pa.Array | None = None
     _ids: pa.Array | None = None  # the players' ids, by code
+    _naturals: Ints | None = None  # per hand, the naturals declared (`_declared`)
 
     def floor_worths(self, hands: Ints) -> Ints:
         """What each player of `hands` (one table's, in order) dealt in again held, in
@@ -178,6 +179,29 @@ class Recorded:
             self._misses[key] = np.bincount(f["next_hand"][missed], minlength=len(self.pool))
         return self._misses[key]
 
+    def showing(self, entry: str) -> Flags | None:
+        """Per hand of the pool, whether the entry of a table (`royalties.middle.flush`,
+        `naturals.dragon`) may settle some part of it: a row recorded with the royalty's
+        category (a straight flush's entry pays a royal flush the row's table leaves
+        out), or a player who declared the natural; a hand with no row recorded may show
+        any royalty. None: any hand may (another key, or Fantasyland's entries). Under
+        another value of the entry, a hand that shows none of it settles alike."""
+        key, _, path = entry.partition(".")
+        if key == "naturals":
+            code = 1 + NATURALS.index(path)
+            declared = self._declared()
+            return (declared & (1 << code)) != 0
+        if key != "royalties":
+            return None
+        part, _, name = path.partition(".")
+        rows = self._royalty_rows()
+        assert self._keys is not None
+        names = [f"{part}:{name}"] + ([f"{part}:royal_flush"] if name == "straight_flush" else [])
+        shown = pc.is_in(self._keys, value_set=pa.array(names)).to_numpy(zero_copy_only=False)
+        flags = np.zeros(len(self.pool), dtype=bool)
+        flags[rows.hand[shown]] = True
+        return flags | (np.diff(rows.first) == 0)  # no row recorded: any
+
     def cap(self, hands: Ints) -> int | None:
         """The most points recorded between two players of `hands`, when more than one
         pair reached it (a cap leaves its mark); None otherwise."""
@@ -257,6 +281,19 @@ class Recorded:
             self._keys = every.take(pa.array(np.argsort(h, kind="stable")))
             self._made["royalties"] = made
         return self._made["royalties"]
+
+    def _declared(self) -> Ints:
+        """Per hand of the pool, the naturals its players declared, as bits (1 << code,
+        the code 1 + the natural's index in NATURALS)."""
+        if self._naturals is None:
+            bits = np.zeros(len(self.pool), dtype=np.int64)
+            for batch, _, offset in self.pool.batches:
+                players = batch.players
+                mine = players.declared == NATURAL
+                hand = players.hand[mine] + offset
+                np.bitwise_or.at(bits, hand, np.int64(1) << players.natural[mine])
+            self._naturals = bits
+        return self._naturals
 
     def _pairs(self) -> Rows:
         """Every recorded pair: its points, and the natural each side declared (1 + its
