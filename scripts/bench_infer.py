@@ -1,12 +1,13 @@
 """`rules infer` beside a plain `verify` of the same hands (the issue's bound: 3 times).
 
 Run: .venv/bin/python scripts/bench_infer.py [--hands 200000] [--variant taiwanese]
-     [--runs 3] [--ref REV]
+     [--profile NAME] [--runs 3] [--ref REV]
 On the bench's data set of the variant (made on first use, `bench_pipeline.data_set`),
-each command in a fresh process, in turns (verify, infer, verify, infer, ...: the
-machine's speed drifts). With --ref, the infer of another commit (from a temporary git
-worktree, this venv) runs in the same turns. Prints the median seconds of each, and the
-ratios.
+or with --profile, tables of 1,000 hands dealt by that profile of the public house-rules
+file (verified under it, inferred with it withheld), each command in a fresh process, in
+turns (verify, infer, verify, infer, ...: the machine's speed drifts). With --ref, the
+infer of another commit (from a temporary git worktree, this venv) runs in the same
+turns. Prints the median seconds of each, and the ratios.
 """
 
 from __future__ import annotations
@@ -41,11 +42,29 @@ def timed(tree: Path, *args: str) -> float:
     return seconds
 
 
-def measure(trees: dict[str, Path], data: Path, out: Path, runs: int) -> dict[str, list[float]]:
-    """Each command's seconds, in turns: verify by this tree, then infer by each tree."""
+HOUSE = ROOT / "fixtures" / "examples" / "house-rules" / "house.toml"
+
+
+def profile_set(hands: int, out: Path, profile: str) -> Path:
+    """Tables of 1,000 hands dealt by `profile` of the public house-rules file."""
+    path = out / f"{profile}-{hands}" / "hands.jsonl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tables = str(max(1, hands // 1000))
+        args = ["generate", "--rules", str(HOUSE), "--profile", profile, "--tables", tables]
+        args += ["--hands", str(min(hands, 1000)), "--out", str(path)]
+        timed(ROOT, *args)
+    return path
+
+
+def measure(
+    trees: dict[str, Path], data: Path, out: Path, runs: int, rules: tuple[str, ...] = ()
+) -> dict[str, list[float]]:
+    """Each command's seconds, in turns: verify by this tree (under `rules`), then infer
+    by each tree (without)."""
     seconds: dict[str, list[float]] = {"verify": [], **{f"infer {k}": [] for k in trees}}
     for _ in range(runs):
-        seconds["verify"].append(timed(ROOT, "verify", str(data), "--out", str(out)))
+        seconds["verify"].append(timed(ROOT, "verify", str(data), "--out", str(out), *rules))
         for label, tree in trees.items():
             seconds[f"infer {label}"].append(timed(tree, "rules", "infer", str(data)))
         print(", ".join(f"{k} {v[-1]:.1f} s" for k, v in seconds.items()), flush=True)
@@ -56,19 +75,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--hands", type=int, default=200_000)
     ap.add_argument("--variant", default="taiwanese")
+    ap.add_argument("--profile", help="a profile of the public house-rules file, withheld")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ref", help="another commit whose infer runs in the same turns")
     ap.add_argument("--out", type=Path, default=ROOT / "bench")
     a = ap.parse_args()
     a.out.mkdir(exist_ok=True)
-    jsonl, _ = data_set(a.hands, a.out, a.variant)
-    print(f"# {a.hands:,} {a.variant} hands ({jsonl}), {a.runs} runs each, in turns")
+    rules: tuple[str, ...] = ()
+    if a.profile is None:
+        jsonl, _ = data_set(a.hands, a.out, a.variant)
+    else:
+        jsonl, rules = profile_set(a.hands, a.out, a.profile), ("--rules", str(HOUSE))
+    print(f"# {a.hands:,} hands ({jsonl}), {a.runs} runs each, in turns")
     if a.ref is None:
-        seconds = measure({"this tree": ROOT}, jsonl, a.out / "infer-audit", a.runs)
+        seconds = measure({"this tree": ROOT}, jsonl, a.out / "infer-audit", a.runs, rules)
     else:
         with worktree(commit(a.ref)) as tree:
             trees = {a.ref: tree, "this tree": ROOT}
-            seconds = measure(trees, jsonl, a.out / "infer-audit", a.runs)
+            seconds = measure(trees, jsonl, a.out / "infer-audit", a.runs, rules)
     medians = {k: statistics.median(v) for k, v in seconds.items()}
     print("\n| command | seconds (median) | runs | / verify |")
     print("| --- | ---: | --- | ---: |")
