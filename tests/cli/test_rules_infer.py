@@ -102,6 +102,21 @@ def test_a_key_no_hand_tells_apart_is_undetermined() -> None:
     assert table["JD-T7004000"][10] == "none"
 
 
+def _verifies_clean(history: Path, written: Path, folder: Path) -> None:
+    """`verify --rules written` finds nothing in `history`."""
+    audit = handaudit("verify", str(history), "--rules", str(written), "--out", str(folder / "v"))
+    assert audit.returncode == 0, audit.stdout
+
+
+def _closed_contract(folder: Path, hands: int) -> Path:
+    """One closed Chinese table dealt by the contract."""
+    out = folder / "standard.jsonl"
+    made = handaudit("generate", "--variant", "chinese", "--tables", "1", "--hands", str(hands),
+                     "--seed", "5", "--out", str(out))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return out
+
+
 def _contract(folder: Path, hands: int, seed: int = 3) -> Path:
     """One Taiwanese Jokers table dealt by the contract."""
     out = folder / "contract.jsonl"
@@ -234,8 +249,7 @@ def test_rules_that_change_and_change_back_are_two_changes(tmp_path: Path) -> No
     assert f"from hand {ends[0] + 1} " in changes[0]
     assert f"until hand {ends[1]} " in changes[1]
     assert f"standard from hand {ends[1] + 1} " in changes[1]
-    audit = handaudit("verify", str(joined), "--rules", str(written), "--out", str(tmp_path / "v"))
-    assert audit.returncode == 0, audit.stdout
+    _verifies_clean(joined, written, tmp_path)
 
 
 def test_a_ledger_says_once_when_a_table_s_new_hands_fit_another_profile(tmp_path: Path) -> None:
@@ -327,8 +341,7 @@ def test_a_switch_between_two_house_profiles_is_found_with_no_rules_given(
     last = max(h["hand_no"] for h in first)
     assert f"until hand {last} " in change and f"from hand {last + 1} " in change
     assert "middle high -> low" in change and "scoring 2-4 -> 1-6" in change
-    audit = handaudit("verify", str(joined), "--rules", str(written), "--out", str(tmp_path / "v"))
-    assert audit.returncode == 0, audit.stdout
+    _verifies_clean(joined, written, tmp_path)
 
 
 def test_a_change_is_placed_among_the_hands_that_do_not_tell_the_rules_apart(
@@ -338,10 +351,7 @@ def test_a_change_is_placed_among_the_hands_that_do_not_tell_the_rules_apart(
     # scoring, so the last of them, with no royalty, Home Run or natural, fit asia as
     # well. The change is between the last hand only the contract fits and the first
     # only asia fits, with the hands between named, not at a guessed hand.
-    made = tmp_path / "standard.jsonl"
-    result = handaudit("generate", "--variant", "chinese", "--tables", "1", "--hands", "60",
-                       "--seed", "5", "--out", str(made))  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    made = _closed_contract(tmp_path, 60)
     first = [json.loads(line) for line in made.read_text().splitlines()]
     second = _after(first, generated(tmp_path, "asia", 1, 60, "--seed", "105"))
     joined = _written(tmp_path / "switched.jsonl", first + second)
@@ -371,8 +381,7 @@ def test_tables_that_do_not_play_fantasyland_do_not_teach_its_entry(tmp_path: Pa
                if json.loads(line).get("fantasyland_rule") is False}  # fmt: skip
     for table_id, cells in table.items():  # no record there tells its Fantasyland
         assert ("fantasyland" in cells[10].split(", ")) == (table_id in without), cells
-    audit = handaudit("verify", str(history), "--rules", str(written), "--out", str(tmp_path / "v"))
-    assert audit.returncode == 0, audit.stdout
+    _verifies_clean(history, written, tmp_path)
 
 
 @pytest.mark.parametrize("command", [("rules", "infer", "x.jsonl"), ("generate", "--out", "x")])
@@ -412,8 +421,7 @@ def test_every_profile_of_one_history_is_one_profile_and_verifies_clean(tmp_path
     for profile in PROFILES:
         names = {table[t][6].split(" ")[0] for t in _tables_of(HOUSE / profile / "hands.jsonl")}
         assert names == {profile}, (profile, names)
-    audit = handaudit("verify", str(history), "--rules", str(written), "--out", str(tmp_path / "v"))
-    assert audit.returncode == 0, audit.stdout
+    _verifies_clean(history, written, tmp_path)
 
 
 def test_a_contract_table_among_house_tables_says_which_entries_it_did_not_show(
@@ -422,10 +430,7 @@ def test_a_contract_table_among_house_tables_says_which_entries_it_did_not_show(
     # A table dealt by the contract beside asia's: the entries of the royalty and
     # natural tables that asia sets otherwise and that no hand of the table showed (a
     # middle royal flush, a dragon) are named undetermined, whichever value is written.
-    contract = tmp_path / "contract.jsonl"
-    made = handaudit("generate", "--variant", "chinese", "--tables", "1", "--hands", "25",
-                     "--seed", "5", "--out", str(contract))  # fmt: skip
-    assert made.returncode == 0, made.stderr
+    contract = _closed_contract(tmp_path, 25)
     history = tmp_path / "mixed.jsonl"
     history.write_text((HOUSE / "asia" / "hands.jsonl").read_text() + contract.read_text())
     written = tmp_path / "inferred.toml"
@@ -433,8 +438,7 @@ def test_a_contract_table_among_house_tables_says_which_entries_it_did_not_show(
     cells = rows(inferred(str(history), "--write", str(written)))[table_id]
     assert cells[6] == "standard", cells
     assert "royalties (" in cells[10] and "naturals (" in cells[10], cells
-    audit = handaudit("verify", str(history), "--rules", str(written), "--out", str(tmp_path / "v"))
-    assert audit.returncode == 0, audit.stdout
+    _verifies_clean(history, written, tmp_path)
 
 
 def test_a_cap_no_pair_reached_is_undetermined() -> None:
