@@ -471,6 +471,10 @@ def rules_infer_command(
         progress.close()
         names = Names.of(pool, found.segments, book)
         say(report(pool, found, names))
+        if not found.segments:  # every record quarantined: no rules to read or write
+            if write is not None:
+                say(f"\nNothing was written to {write}: no table to write rules for.")
+            raise typer.Exit(int(ExitCode.FINDINGS))
         if write is not None:
             write_whole(write, rules_file(pool, found.segments, names))
             say(f"\nWrote {write}: verify --rules {write} audits each table by the rules it fits.")

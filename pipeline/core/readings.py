@@ -44,6 +44,7 @@ class Reading:
 
     table: dict[str, Any]
     unseen: int
+    seen: frozenset[str] = frozenset()  # Fantasyland's: the parts the records show
 
 
 def royalty_keys(value: pa.Array, row: Ints, open_face: Flags) -> pa.Array:
@@ -213,25 +214,28 @@ def read_fantasyland(tops: Tops, base: Profile) -> Reading | None:
         return None
     land = fantasyland(base)
     out = dict(land)
-    unseen = 4
+    seen: set[str] = set()
     entering = ~tops.in_fantasyland & (tops.category[:, 0] == Category.pair)
     if entering.any():
         earned_ranks = tops.top_rank[entering & tops.earned]
         missed = tops.top_rank[entering & ~tops.earned]
         if len(earned_ranks):
             entry = int(earned_ranks.min())
+            # The lowest pair that earned it, with the pair below it seen missing it.
+            if not (missed >= entry).any() and (entry == 0 or (missed == entry - 1).any()):
+                seen.add("entry")
             if not (missed >= entry).any():
                 out["entry"] = RANKS[entry] * 2
-                unseen -= 1
     staying = tops.in_fantasyland
     if staying.any():
         stay = _stay(tops.category[staying], tops.earned[staying], land["stay"])
         if stay is not None:
             out["stay"] = stay
-            unseen -= 1
-    cards, seen = _cards(tops, out)
+            seen.add("stay")
+    cards, shown = _cards(tops, out)
     out |= cards
-    return Reading(out, unseen - seen)
+    seen |= shown
+    return Reading(out, 4 - len({s.split(".")[0] for s in seen}), frozenset(seen))
 
 
 def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str] | None:
@@ -262,17 +266,19 @@ def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str] | None:
     return rule if (stays(rule) == stayed).all() else None
 
 
-def _cards(tops: Tops, land: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """The cards an entry and a stay deal, from the next hands of those who earned one."""
+def _cards(tops: Tops, land: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """The cards an entry and a stay deal, from the next hands of those who earned one;
+    and the parts seen (`stay_cards`, `entry_cards.KK`, or `entry_cards` where one count
+    is dealt for every entry)."""
     dealt = tops.earned & (tops.next_cards >= 0)
     out: dict[str, Any] = {}
-    seen = 0
+    seen: set[str] = set()
     stay = dealt & tops.in_fantasyland
     if stay.any():
         ((value, n),) = Counter(tops.next_cards[stay].tolist()).most_common(1)
         if agreed(n, int(stay.sum())):
             out["stay_cards"] = int(value)
-            seen += 1
+            seen.add("stay_cards")
     entry = dealt & ~tops.in_fantasyland
     if entry.any():
         entry_rank = RANKS.index(land["entry"][0])
@@ -285,9 +291,12 @@ def _cards(tops: Tops, land: dict[str, Any]) -> tuple[dict[str, Any], int]:
             name = "trips" if key < 0 else RANKS[int(key)] * 2
             if name in table and agreed(n, sum(votes.values())):
                 table[name] = int(value)
+                seen.add(f"entry_cards.{name}")
         values = set(table.values())
-        out["entry_cards"] = values.pop() if len(values) == 1 else table
-        seen += 1
+        out["entry_cards"] = next(iter(values)) if len(values) == 1 else table
+        ranks = {f"entry_cards.{k}" for k in table}
+        if len(values) == 1 and seen & ranks:  # one count for every entry
+            seen = (seen - ranks) | {"entry_cards"}
     return out, seen
 
 

@@ -31,9 +31,10 @@ from pipeline.core.inference import (
     search,
     with_value,
 )
+from pipeline.core.readings import fantasyland
 from pipeline.core.rules import GAMES, Profile, RuleBook
 from pipeline.engine.pool import Pool
-from pipeline.engine.recorded import Recorded, floor_bound
+from pipeline.engine.recorded import Recorded
 from pipeline.helpers.progress import Progress
 
 Flags = npt.NDArray[np.bool_]
@@ -208,7 +209,7 @@ class _Searcher:
     def read(self, hands: Ints, game: int, dealt: dict[str, Any]) -> list[Profile]:
         """The contract with what `hands`' records give: row points, the Home Run and the
         floor (Taiwanese); royalties, naturals and surrender points (closed); royalties,
-        Fantasyland and (a second seed) the cap (open face)."""
+        Fantasyland, the scoop bonus and (a second seed) the cap (open face)."""
         recorded, variant = self.recorded, GAMES[game]
         contract = candidate(game, dealt)
         values = dict(dealt)
@@ -233,6 +234,9 @@ class _Searcher:
         land = recorded.fantasyland(hands, contract)
         if land is not None:
             values["fantasyland"] = land.table
+        scoop = recorded.scoop_bonus(hands, game)
+        if scoop is not None:
+            values["scoop_bonus"] = scoop
         cap = recorded.cap(hands)
         capped = [candidate(game, {**values, "cap": cap})] if cap is not None else []
         return [candidate(game, values), *capped]
@@ -302,6 +306,7 @@ class _Searcher:
                 if fit(trial)[0] == fit(s.profile)[0]:
                     entries.append(what)
             unrecorded = self.unrecorded(s)
+            entries += self.unshown(s)
             keys = {*s.fit.undetermined, *unrecorded, *(e.split(".")[0] for e in entries)}
             order = [*CATALOGUE[s.profile.variant.name], *sorted(keys)]
             undetermined = tuple(dict.fromkeys(k for k in order if k in keys))
@@ -347,6 +352,23 @@ class _Searcher:
         else:
             tables["naturals"] = recorded.naturals(hands, best)
         return {key for key, reading in tables.items() if reading is None}
+
+    def unshown(self, segment: Segment) -> list[str]:
+        """What an open-face segment's records cannot show whatever the other profiles
+        say: a cap where none is set (any cap above the points paid fits as well), and
+        the parts of Fantasyland its records do not show (an entry is shown by the
+        lowest pair that earned it beside the pair below it that did not)."""
+        best = segment.profile
+        if not best.variant.open_face:
+            return []
+        out = [] if best.value("cap") else ["cap"]
+        land = self.recorded.fantasyland(segment.hands, best)
+        if land is not None:
+            parts = [*fantasyland(best)]
+            out += [f"fantasyland.{p}" for p in parts if not any(
+                s == p or s.startswith(f"{p}.") for s in land.seen
+            )]  # fmt: skip
+        return out
 
     def shared(self, segments: list[Segment]) -> list[Segment]:
         """Segments take one profile where it fits each of them as well as its own:
@@ -439,27 +461,42 @@ class _Searcher:
         return replace(segment, fit=replace(segment.fit, fits=fits))
 
     def floors(self, segments: list[Segment]) -> list[Segment]:
-        """The floor of each Taiwanese profile: the highest of the catalogue that the
-        stacks of all its segments do not contradict (else undetermined, and the
-        contract's kept)."""
-        worths: dict[str, list[Ints]] = {}
-        for s in segments:
+        """The floor of each Taiwanese profile, over all its segments: of the floors of
+        the catalogue, one under which the fewest of their divergences that a floor
+        decides are found (`floor_costs`): a floor fault, outvoted, is a divergence
+        then, not a lower floor. Where several are as good, the hands do not tell them
+        apart: the one nearest the contract's is written, and the floor is undetermined."""
+        groups: dict[str, list[int]] = {}
+        for i, s in enumerate(segments):
             if s.profile.variant.floor_points:
-                worths.setdefault(s.profile.digest, []).append(self.recorded.floor_worths(s.hands))
-        bounds = {digest: floor_bound(np.concatenate(w)) for digest, w in worths.items()}
-        out = []
-        for s in segments:
-            fit = s.fit
-            if s.profile.digest not in worths:
-                out.append(s)
-                continue
-            bound = bounds[s.profile.digest]
-            if bound is None:
-                undetermined = (*fit.undetermined, "floor_points")
-                out.append(replace(s, fit=replace(fit, undetermined=undetermined)))
-                continue
-            floor = max(f for f in FLOORS if f <= bound) if bound >= 0 else 0
-            best = with_value(fit.best, "floor_points", floor)
-            fits = {**fit.fits, best.digest: (best, fit.score)}
-            out.append(replace(s, fit=replace(fit, best=best, fits=fits)))
+                groups.setdefault(s.profile.digest, []).append(i)
+        out = list(segments)
+        for members in groups.values():
+            best = segments[members[0]].profile
+            hands = np.concatenate([segments[i].hands for i in members])
+            worths = [self.recorded.floor_worths(segments[i].hands) for i in members]
+            costs = self.floor_costs(best, hands, np.concatenate(worths))
+            tied = [f for f, cost in costs.items() if cost == min(costs.values())]
+            contract = best.variant.floor_points
+            floor = min(tied, key=lambda f: (abs(f - contract), f))
+            for i in members:
+                fit = out[i].fit
+                profile = with_value(fit.best, "floor_points", floor)
+                fits = {**fit.fits, profile.digest: (profile, fit.score)}
+                told = fit.undetermined + (("floor_points",) if len(tied) > 1 else ())
+                fit = replace(fit, best=profile, fits=fits, undetermined=told)
+                out[i] = replace(out[i], fit=fit)
         return out
+
+    def floor_costs(self, best: Profile, hands: Ints, worths: Ints) -> dict[int, int]:
+        """Per floor of the catalogue, what it flags in `hands` that depends on it: the
+        players dealt in again below it (`worths`, in points: the rule across hands),
+        and the hands dealt to fewer players than the seated ones could have made under
+        it (the largest group; only a hand with a player sitting out can be one)."""
+        seated = hands[self.pool.sat_out()[hands]]
+        least = self.pool.divergences(with_value(best, "floor_points", FLOORS[-1]), seated, True)
+        costs = {}
+        for floor in FLOORS:
+            found = self.pool.divergences(with_value(best, "floor_points", floor), seated, True)
+            costs[floor] = int((worths < floor).sum()) + int((found > least).sum())
+        return costs

@@ -48,6 +48,7 @@ class Names:
 
     by_digest: dict[str, str]
     house: dict[str, str] = field(default_factory=dict)  # the rules file's, by digest
+    filed: dict[str, Profile] = field(default_factory=dict)  # the rules file's, by name
 
     def shown(self, profile: Profile) -> str:
         """The name, with the values unless the rules file gives them under it."""
@@ -82,7 +83,29 @@ class Names:
                 k += 1
             by_digest[profile.digest] = name
             taken.add(name)
-        return cls(by_digest, house)
+        return cls(by_digest, house, {p.name: p for p in book.house} if book else {})
+
+    def unlike_the_file(self, segments: list[Segment]) -> list[str]:
+        """A sentence per profile named as one of the rules file's (by the hands that
+        name it) whose values the hands do not fit: what they fit instead."""
+        out = []
+        for profile in {s.profile.digest: s.profile for s in segments}.values():
+            name = self(profile)
+            filed = self.filed.get(name)
+            if filed is None or filed.digest == profile.digest:
+                continue
+            keys = set(filed.values) | set(profile.values)
+            theirs, mine = _flat(filed, keys), _flat(profile, keys)
+            differ = [
+                f"{k} {_compact(theirs.get(k, 'none'))} -> {_compact(mine.get(k, 'none'))}"
+                for k in sorted(set(theirs) | set(mine))
+                if theirs.get(k) != mine.get(k)
+            ]
+            out.append(
+                f"profile {name}: its hands fit values other than the rules file's {name}, "
+                f"and are written as they fit: {', '.join(differ)}"
+            )
+        return out
 
     def __call__(self, profile: Profile) -> str:
         return self.by_digest.get(profile.digest, values_text(profile))
@@ -153,6 +176,9 @@ def report(pool: Pool, found: Tables, names: Names) -> str:
     text = text_table(header, rows)
     if changes:
         text += "\n\nRule changes:\n" + "\n".join(_change(pool, c, names) for c in changes)
+    unlike = names.unlike_the_file(segments)
+    if unlike:
+        text += "\n\n" + "\n".join(unlike)
     unexplained = sum(len(s.hands) - s.fit.exact for s in segments)
     if unexplained:
         text += (
@@ -170,11 +196,17 @@ def _change(pool: Pool, change: Change, names: Names) -> str:
     old, new = change.before.profile, change.after.profile
     keys = set(old.values) | set(new.values)
     before, after = _flat(old, keys), _flat(new, keys)
+    differ = [k for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
+    told = [k for k in differ if not (_untold(change.before, k) or _untold(change.after, k))]
     changed = [
-        f"{k} {_compact(before.get(k, 'none'))} -> {_compact(after.get(k, 'none'))}"
-        for k in sorted(set(before) | set(after))
-        if before.get(k) != after.get(k)
+        f"{k} {_compact(before.get(k, 'none'))} -> {_compact(after.get(k, 'none'))}" for k in told
     ]
+    untold = [k for k in differ if k not in told]
+    if untold:  # written apart, but some side's hands do not tell them
+        shown = ", ".join(untold[:SHOWN_ENTRIES]) + (
+            f" and {len(untold) - SHOWN_ENTRIES} more" if len(untold) > SHOWN_ENTRIES else ""
+        )
+        changed.append(f"(not told apart by one side's hands: {shown})")
     between = [pool.hand_no[int(h)] for h in change.between]
     undecided = (  # the change happened somewhere among them
         f"; hand {between[0]} between does not tell the two apart"
@@ -187,6 +219,18 @@ def _change(pool: Pool, change: Change, names: Names) -> str:
         f"table {change.table_id}: {names(old)} until hand {pool.hand_no[last]} "
         f"({when(pool.started_at[last])}), {names(new)} from hand {pool.hand_no[first]} "
         f"({when(pool.started_at[first])}){undecided}; changed: {', '.join(changed)}"
+    )
+
+
+def _untold(segment: Segment, flat: str) -> bool:
+    """Whether the segment's hands leave `flat` (a key, or a table's entry as
+    `royalties.middle.flush`) undetermined: its key is, whole or in that entry."""
+    key = flat.split(".")[0]
+    if key not in segment.fit.undetermined:
+        return False
+    entries = [e for e in segment.fit.entries if e.split(".")[0] == key]
+    return not entries or any(
+        flat == e or flat.startswith(f"{e}.") or e.startswith(f"{flat}.") for e in entries
     )
 
 

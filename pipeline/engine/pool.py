@@ -115,11 +115,20 @@ class Pool:
         """Per hand of `hands` (of the pool): exact under `profile`."""
         return self.divergences(profile, hands) == 0
 
-    def divergences(self, profile: Profile, hands: Ints) -> Ints:
+    def sat_out(self) -> Flags:
+        """Per hand of the pool: whether some player sat out of it."""
+        flags = np.zeros(len(self), dtype=bool)
+        for batch, _, offset in self.batches:
+            flags[batch.sitting_out.hand + offset] = True
+        return flags
+
+    def divergences(self, profile: Profile, hands: Ints, floor: bool = False) -> Ints:
         """Per hand of `hands` (of the pool): the divergences under `profile` (at least
         one for a hand of another game). A candidate scores each hand once, and only the
-        hands asked about: a table's own reading costs its own hands, not the pool's."""
-        scored = hand_rules(profile)  # the keys read after the search set apart
+        hands asked about: a table's own reading costs its own hands, not the pool's.
+        The search's candidates are scored under the highest floor (`hand_rules`); with
+        `floor`, under the profile's own."""
+        scored = profile if floor else hand_rules(profile)  # the keys read after set apart
         found = self.memo.setdefault(scored.digest, np.full(len(self), -1, dtype=np.int64))
         missing = np.unique(hands[found[hands] < 0])
         if not len(missing):

@@ -9,6 +9,7 @@ part is a few slices (`ranges`), never a pass over the pool per table.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +29,7 @@ from pipeline.core.readings import (
     NEVER_CATEGORY,
     Reading,
     Tops,
+    agreed,
     entry_cards_by_top,
     fantasyland,
     fantasyland_digest,
@@ -179,6 +181,17 @@ class Recorded:
             self._misses[key] = np.bincount(f["next_hand"][missed], minlength=len(self.pool))
         return self._misses[key]
 
+    def scoop_bonus(self, hands: Ints, game: int) -> int | None:
+        """The open-face scoop bonus that `hands`' recorded scoops give: a scooping
+        side's recorded points less its three rows and the royalties both sides recorded;
+        read when more than half of the scoops agree (a capped one, or a fault, is
+        outvoted)."""
+        bonus = self._scoops(game).of_hands(hands)["bonus"]
+        if not len(bonus):
+            return None
+        value, n = Counter(bonus.tolist()).most_common(1)[0]
+        return int(value) if agreed(n, len(bonus)) and value >= 0 else None
+
     def showing(self, entry: str) -> Flags | None:
         """Per hand of the pool, whether the entry of a table (`royalties.middle.flush`,
         `naturals.dragon`) may settle some part of it: a row recorded with the royalty's
@@ -260,6 +273,37 @@ class Recorded:
             points.append(batch.settlements.points[at[keep]])
         columns = {"won": won, "lost": lost, "points": points}
         self._made[key] = Rows.of(self.pool, hand, columns)
+        return self._made[key]
+
+    def _scoops(self, game: int) -> Rows:
+        """The recorded pairs of `game`'s hands in which one side won all three rows
+        (audited once under the contract: who won a row does not depend on the points),
+        with the bonus each says was paid."""
+        key = ("scoops", game)
+        if key in self._made:
+            return self._made[key]
+        probe = candidate(game, {})
+        hand, bonus = [], []
+        for (batch, own, offset), shown in zip(self.pool.batches, self.pool.shown, strict=True):
+            mine = batch.hands.game == game
+            if not mine.any():
+                continue
+            pairs = score(force(batch, own, probe), shown).pairs
+            assert pairs.decision is not None  # every scorer says how it decided
+            won = np.bitwise_count(pairs.decision.rows_won) == 3
+            lost = np.bitwise_count(pairs.decision.rows_lost) == 3
+            at, found = _recorded_pair(batch.settlements, batch.players.seat, pairs)
+            rows, players = batch.rows, batch.players
+            royalty = np.bincount(
+                rows.player, np.where(rows.has_royalty, rows.royalty, 0), len(players)
+            ).astype(np.int64)
+            side = np.where(won, 1, -1)
+            points = batch.settlements.points[at]
+            paid = side * (points - royalty[pairs.a] + royalty[pairs.b]) - 3
+            keep = (won | lost) & found & mine[pairs.hand]
+            hand.append(pairs.hand[keep] + offset)
+            bonus.append(paid[keep])
+        self._made[key] = Rows.of(self.pool, hand, {"bonus": bonus})
         return self._made[key]
 
     def _royalty_rows(self) -> Rows:
@@ -397,11 +441,3 @@ def _find(keys: Ints, wanted: Ints) -> Ints:
     order = np.argsort(keys)
     at = order[np.minimum(np.searchsorted(keys, wanted, sorter=order), len(keys) - 1)]
     return np.where(keys[at] == wanted, at, -1)
-
-
-def floor_bound(worths: Ints) -> int | None:
-    """The highest floor (in points) that none of the stacks `worths` contradicts; None
-    without any. It is a bound: a lower floor contradicts none either, and a player
-    dealt in below the true floor (a fault) lowers it, so that the rules written never
-    flag a stack the true ones do not."""
-    return int(worths.min()) if len(worths) else None

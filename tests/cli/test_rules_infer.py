@@ -314,7 +314,9 @@ def test_nothing_is_written_over_an_input_or_the_rules_and_nothing_read_is_said(
     assert rows(inferred(str(history)))["C00001"][5] == "20"
     empty = tmp_path / "empty.jsonl"
     empty.write_text("not json\n")
-    assert inferred(str(empty)).startswith("No hand was verified")
+    nothing = handaudit("rules", "infer", str(empty), "--write", str(tmp_path / "none.toml"))
+    assert nothing.returncode == 1 and nothing.stdout.startswith("No hand was verified")
+    assert "Nothing was written" in nothing.stdout and not (tmp_path / "none.toml").exists()
 
 
 @pytest.mark.parametrize(
@@ -364,8 +366,9 @@ def test_a_change_is_placed_among_the_hands_that_do_not_tell_the_rules_apart(
     assert f"; hands {until + 1} to {last} between do not tell the two apart;" in change
     # What changed, against the contract's own tables (asia's other royalties are its).
     assert change.endswith(
-        "changed: home_run false -> true, royalties.bottom.full_house none -> 1, scoring 1-6 -> 2-4"
-    ), change
+        "changed: home_run false -> true, royalties.bottom.full_house none -> 1, (not told apart"
+        " by one side's hands: scoring)"
+    ), change  # the contract's hands give their own scoring: it is not told, so no change
 
 
 def test_tables_that_do_not_play_fantasyland_do_not_teach_its_entry(tmp_path: Path) -> None:
@@ -465,3 +468,84 @@ def test_repeated_hands_are_named_as_a_verify_names_them(tmp_path: Path) -> None
     history.write_text("\n".join([*lines, lines[0], json.dumps(changed)]) + "\n")
     said = inferred(str(history))
     assert "1 conflicting_hand, 1 duplicate_hand" in said, said
+
+
+def _withheld(history: Path) -> Path:
+    """`history` with each hand's own `rules` field taken out: nothing names the rules."""
+    hands = [json.loads(line) for line in history.read_text().splitlines()]
+    for hand in hands:
+        hand.pop("rules", None)
+    return _written(history.with_name(f"withheld-{history.name}"), hands)
+
+
+def _dealt(folder: Path, text: str, *args: str) -> tuple[Path, Path]:
+    """A rules file of one profile, `deal` (its TOML values in `text`), mapped to every
+    table, and a history dealt by it with its rules withheld."""
+    rules = folder / "deal.toml"
+    rules.write_text(f'[profiles.deal]\n{text}\n[[tables]]\nmatch = "*"\nprofile = "deal"\n')
+    out = folder / "deal.jsonl"
+    made = handaudit("generate", "--rules", str(rules), "--profile", "deal", "--out", str(out),
+                     *args)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return rules, _withheld(out)
+
+
+def test_a_scoop_bonus_beyond_the_catalogue_is_read_from_the_scoops(tmp_path: Path) -> None:
+    # The catalogue tries 0 to 6; a house may pay 7. The scoops' recorded points, less
+    # their rows and royalties, say so. No table here sets a cap, which no hand could
+    # tell from one above the points paid: the cap is undetermined.
+    _, history = _dealt(tmp_path, 'game = "ofc"\nscoop_bonus = 7\n', "--variant", "ofc",
+                        "--tables", "4", "--hands", "60", "--seed", "3")  # fmt: skip
+    written = tmp_path / "inferred.toml"
+    table = rows(inferred(str(history), "--write", str(written)))
+    for cells in table.values():
+        assert "scoop_bonus=7" in cells[6] and cells[7] == "60", cells
+        assert "cap" in cells[10].split(", "), cells
+    _verifies_clean(history, written, tmp_path)
+
+
+def _flagged(audit: Path) -> set[tuple[str, str]]:
+    con = duckdb.connect(str(audit / "audit.duckdb"), read_only=True)
+    return set(con.execute('SELECT hand_id, "check" FROM divergences').fetchall())
+
+
+def test_floor_faults_do_not_lower_the_floor_written(tmp_path: Path) -> None:
+    # A 200-point floor, 8% faults among them players dealt in below it: read as the
+    # highest stack that no dealt player contradicts, the floor was 190, and the largest
+    # group then flagged correct hands. The floor that flags the fewest is the true one,
+    # and the file written finds what the true rules find.
+    rules, history = _dealt(
+        tmp_path,
+        'game = "taiwanese"\nboards = 1\nrow_points = [2, 5, 7]\nhome_run_bonus = 0\n'
+        "floor_points = 200\n",
+        *("--variant", "taiwanese", "--jokers", "0", "--tables", "6", "--hands", "80"),
+        *("--seed", "13", "--faults", "0.08"),
+    )
+    written = tmp_path / "inferred.toml"
+    table = rows(inferred(str(history), "--write", str(written)))
+    assert all("floor_points=200" in cells[6] for cells in table.values()), table
+    for name, given in (("true", rules), ("written", written)):
+        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
+                          str(tmp_path / name))  # fmt: skip
+        assert audit.returncode == 1, audit.stderr
+    assert _flagged(tmp_path / "written") == _flagged(tmp_path / "true")
+
+
+def test_a_name_the_rules_file_gives_other_values_is_not_reused(tmp_path: Path) -> None:
+    # The hands name asia; the rules file given calls asia something else (1-6, no
+    # doubling Home Run). The hands are audited under the name they give, so what they
+    # fit is written under it, and the report says how it differs from the file's.
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(
+        RULES.read_text().replace(
+            'scoring = "2-4"\nsurrender = false\nhome_run = true',
+            'scoring = "1-6"\nsurrender = false\nhome_run = false',
+        )
+    )
+    assert wrong.read_text() != RULES.read_text()
+    written = tmp_path / "inferred.toml"
+    text = inferred(str(HOUSE / "asia"), "--rules", str(wrong), "--write", str(written))
+    assert {cells[6].split(" ")[0] for cells in rows(text).values()} == {"asia"}
+    (said,) = [line for line in text.splitlines() if line.startswith("profile asia: ")]
+    assert "home_run false -> true" in said and "scoring 1-6 -> 2-4" in said, said
+    _verifies_clean(HOUSE / "asia", written, tmp_path)
