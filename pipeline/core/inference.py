@@ -34,6 +34,7 @@ Fit = tuple[int, int]
 # The discrete keys of each game and the values the catalogue tries (house-rules.md 2).
 HOME_RUN_BONUSES = (0, 4, 6, 8, 10, 12, 16, 20)
 SCOOP_BONUSES = (0, 1, 2, 3, 4, 5, 6)
+STARTS = 2  # the seeds a search ascends from, at most (each costs a whole ascent)
 TABLE_KEYS = frozenset({"floor_points"})  # read from the stacks, after the search
 FLOORS = tuple(range(0, 201, 10))  # the floors the catalogue knows, in points
 CATALOGUE: dict[str, dict[str, tuple[Any, ...]]] = {
@@ -124,9 +125,16 @@ class Search:
         return max(others, key=lambda other: other[1]) if others else None
 
 
-def search(seeds: Sequence[Profile], fit: Callable[[Profile], Fit], rounds: int = 4) -> Search:
+def search(
+    seeds: Sequence[Profile],
+    fit: Callable[[Profile], Fit],
+    rounds: int = 4,
+    shown: Callable[[str], bool] = lambda entry: True,
+) -> Search:
     """The best candidate from `seeds`, one catalogue key changed at a time while it
-    fits better. `fit`: how well a candidate fits the run of hands (`Fit`)."""
+    fits better. `fit`: how well a candidate fits the run of hands (`Fit`); `shown`:
+    whether an entry of a table (`naturals.dragon`) may settle one of them (another
+    value of one that cannot fits them alike, and is not tried)."""
     fits: dict[str, tuple[Profile, Fit]] = {}
 
     def score(profile: Profile) -> Fit:
@@ -149,7 +157,10 @@ def search(seeds: Sequence[Profile], fit: Callable[[Profile], Fit], rounds: int 
     # From every seed that fits best (a file's, the contract, a reading: several keys
     # may be wrong at once, and one key's change shows only once the others are right).
     top = max(score(seed)[0] for seed in seeds)
-    starts = {seed.digest: seed for seed in seeds if score(seed)[0] == top}
+    tied = {seed.digest: seed for seed in seeds if score(seed)[0] == top}
+    # Of those, the STARTS with the fewest divergences (first of equals; more start
+    # points cost a whole ascent each and rarely end elsewhere).
+    starts = {d: tied[d] for d in sorted(tied, key=lambda d: -score(tied[d])[1])[:STARTS]}
     catalogue = CATALOGUE[seeds[0].variant.name]
     best = max((ascend(seed, catalogue) for seed in starts.values()), key=score)  # first of equals
     if score(best)[1] < 0:  # some hand diverges: the tables the other seeds read, one at a
@@ -159,8 +170,8 @@ def search(seeds: Sequence[Profile], fit: Callable[[Profile], Fit], rounds: int 
             break
         before = best
         for seed in seeds:
-            for _, trial in one_changed(best, seed, {*catalogue, *TABLE_KEYS}):
-                if score(trial) > score(best):
+            for what, trial in one_changed(best, seed, {*catalogue, *TABLE_KEYS}):
+                if shown(what) and score(trial) > score(best):
                     best = trial
         if best is before:
             break
@@ -250,6 +261,17 @@ def _entries_differing(
             out += [((name, *path), v) for path, v in _entries_differing(a, b)]
         elif a != b:
             out.append(((name,), b))
+    return out
+
+
+def paths(table: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The entries of a (nested) table, as paths: `("middle", "flush")`."""
+    out: list[tuple[str, ...]] = []
+    for name, value in sorted(table.items()):
+        if isinstance(value, dict):
+            out += [(name, *path) for path in paths(value)]
+        else:
+            out.append((name,))
     return out
 
 

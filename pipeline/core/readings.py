@@ -231,7 +231,8 @@ def read_fantasyland(tops: Tops, base: Profile) -> Reading | None:
         stay = _stay(tops.category[staying], tops.earned[staying], land["stay"])
         if stay is not None:
             out["stay"] = stay
-            seen.add("stay")
+            if tops.earned[staying].any() and not tops.earned[staying].all():
+                seen.add("stay")  # both a stay and a leave bound it
     cards, shown = _cards(tops, out)
     out |= cards
     seen |= shown

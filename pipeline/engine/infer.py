@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pipeline.core.games.chinese import NATURALS
 from pipeline.core.inference import (
     CATALOGUE,
     FLOORS,
     TABLE_KEYS,
+    TABLES,
     Fit,
     Search,
     best_split,
@@ -28,6 +30,7 @@ from pipeline.core.inference import (
     merged,
     neighbours,
     one_changed,
+    paths,
     search,
     with_value,
 )
@@ -151,6 +154,15 @@ class _Searcher:
 
         return fit
 
+    def shown(self, hands: Ints) -> Callable[[str], bool]:
+        """Whether an entry of a table may settle one of `hands` (`Recorded.showing`)."""
+
+        def shown(entry: str) -> bool:
+            flags = self.recorded.showing(entry)
+            return flags is None or bool(flags[hands].any())
+
+        return shown
+
     def seeds(self, hands: Ints) -> list[Profile]:
         """Where a search starts: every profile of the rules file of the table's game,
         the contract with the tables read from the records of every hand of the game,
@@ -184,7 +196,7 @@ class _Searcher:
             mine = self._of(game, boards)
             dealt = {} if boards is None else {"boards": boards}
             seeds = [*self.house(game), *self.pooled(game, boards), candidate(game, dealt)]
-            best = search(seeds, self.fit(mine[:SAMPLE])).best
+            best = search(seeds, self.fit(mine[:SAMPLE]), shown=self.shown(mine[:SAMPLE])).best
             for profile in [*seeds, best, *neighbours(best)]:
                 self.fit(mine)(profile)
             self.commons[key] = [best]
@@ -247,7 +259,7 @@ class _Searcher:
         """The table's hands (in order) as segments, each with the candidate it fits; a
         segment is divided where two candidates fit its two parts better."""
         exact = self.pool.exact
-        found = search([*kept, *self.seeds(hands)], self.fit(hands))
+        found = search([*kept, *self.seeds(hands)], self.fit(hands), shown=self.shown(hands))
         whole_fit = Segment(table_id, hands, found)
         if depth == 0 or len(hands) < 2:
             return [whole_fit]
@@ -265,12 +277,13 @@ class _Searcher:
             return {d: (p, exact(p, hands)) for d, (p, fit) in found.fits.items() if fit[0]}
 
         for k, (run, kept) in enumerate(runs):
-            other = search([*kept, *self.seeds(run)], self.fit(run))
+            other = search([*kept, *self.seeds(run)], self.fit(run), shown=self.shown(run))
             flags |= fitting(other)
             if k and not kept and other.best.digest in flags:  # a half: the hands its fit
                 rest = hands[~flags[other.best.digest][1]]  # misses are the other rules'
                 if len(rest):  # (a half may hold both)
-                    flags |= fitting(search(self.seeds(rest), self.fit(rest)))
+                    found_rest = search(self.seeds(rest), self.fit(rest), shown=self.shown(rest))
+                    flags |= fitting(found_rest)
         split = best_split(flags, found.exact)
         if split is None:
             return [whole_fit]
@@ -306,7 +319,7 @@ class _Searcher:
                 if fit(trial)[0] == fit(s.profile)[0]:
                     entries.append(what)
             unrecorded = self.unrecorded(s)
-            entries += self.unshown(s)
+            entries += self.unshown(s) + self.unseen(s, [t for _, t in mine])
             keys = {*s.fit.undetermined, *unrecorded, *(e.split(".")[0] for e in entries)}
             order = [*CATALOGUE[s.profile.variant.name], *sorted(keys)]
             undetermined = tuple(dict.fromkeys(k for k in order if k in keys))
@@ -352,6 +365,30 @@ class _Searcher:
         else:
             tables["naturals"] = recorded.naturals(hands, best)
         return {key for key, reading in tables.items() if reading is None}
+
+    def unseen(self, segment: Segment, others: list[Profile]) -> list[str]:
+        """The entries of the segment's royalty and natural tables (its profile's, the
+        contract's, the others', every natural, a royal flush where a straight flush
+        pays) that no record of the segment shows: whatever is written for them is not
+        read from its hands."""
+        best = segment.profile
+        if best.variant.boards:
+            return []
+        keys = ["royalties"] if best.variant.open_face else ["royalties", "naturals"]
+        entries: set[str] = set()
+        for profile in (best, candidate(best.game, {}), *others):
+            for key in keys:
+                entries |= {".".join((key, *path)) for path in paths(TABLES[key](profile))}
+        if "naturals" in keys:
+            entries |= {f"naturals.{name}" for name in NATURALS}
+        entries |= {e.replace("straight_flush", "royal_flush") for e in entries
+                    if e.startswith("royalties.") and e.endswith(".straight_flush")}  # fmt: skip
+        out = []
+        for entry in sorted(entries):
+            flags = self.recorded.showing(entry, surely=True)
+            if flags is not None and not flags[segment.hands].any():
+                out.append(entry)
+        return out
 
     def unshown(self, segment: Segment) -> list[str]:
         """What an open-face segment's records cannot show whatever the other profiles

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -87,6 +88,10 @@ class Recorded:
     _keys: pa.Array | None = None
     _ids: pa.Array | None = None  # the players' ids, by code
     _naturals: Ints | None = None  # per hand, the naturals declared (`_declared`)
+    _shown: dict[tuple[str, bool], Flags | None] = field(default_factory=dict)  # `showing`
+    # Whether `showing` narrows a trial to the hands that may show its entry (else every
+    # hand may: the same fits, found at more cost; a test compares the two).
+    narrowed: ClassVar[bool] = True
 
     def floor_worths(self, hands: Ints) -> Ints:
         """What each player of `hands` (one table's, in order) dealt in again held, in
@@ -192,13 +197,22 @@ class Recorded:
         value, n = Counter(bonus.tolist()).most_common(1)[0]
         return int(value) if agreed(n, len(bonus)) and value >= 0 else None
 
-    def showing(self, entry: str) -> Flags | None:
+    def showing(self, entry: str, surely: bool = False) -> Flags | None:
         """Per hand of the pool, whether the entry of a table (`royalties.middle.flush`,
         `naturals.dragon`) may settle some part of it: a row recorded with the royalty's
         category (a straight flush's entry pays a royal flush the row's table leaves
         out), or a player who declared the natural; a hand with no row recorded may show
         any royalty. None: any hand may (another key, or Fantasyland's entries). Under
-        another value of the entry, a hand that shows none of it settles alike."""
+        another value of the entry, a hand that shows none of it settles alike.
+        `surely`: only the hands whose records show it (a row recorded with its category
+        and a royalty, of a player who did not foul)."""
+        if not (surely or self.narrowed):
+            return None
+        if (entry, surely) not in self._shown:
+            self._shown[entry, surely] = self._showing(entry, surely)
+        return self._shown[entry, surely]
+
+    def _showing(self, entry: str, surely: bool) -> Flags | None:
         key, _, path = entry.partition(".")
         if key == "naturals":
             code = 1 + NATURALS.index(path)
@@ -212,8 +226,10 @@ class Recorded:
         names = [f"{part}:{name}"] + ([f"{part}:royal_flush"] if name == "straight_flush" else [])
         shown = pc.is_in(self._keys, value_set=pa.array(names)).to_numpy(zero_copy_only=False)
         flags = np.zeros(len(self.pool), dtype=bool)
+        if surely:
+            shown &= rows.columns["counted"].astype(bool)
         flags[rows.hand[shown]] = True
-        return flags | (np.diff(rows.first) == 0)  # no row recorded: any
+        return flags if surely else flags | (np.diff(rows.first) == 0)  # no row: any
 
     def cap(self, hands: Ints) -> int | None:
         """The most points recorded between two players of `hands`, when more than one

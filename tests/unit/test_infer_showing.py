@@ -1,22 +1,27 @@
 """`rules infer` scores a trial entry (`naturals.dragon`) only on the hands that may show
-it (`Recorded.showing`): what it finds undetermined is what scoring every hand finds, on
-the public house-rules sets, clean and faulty, read together."""
+it (`Recorded.showing`), in its search and for what is undetermined: what it finds is
+what scoring every hand finds, on the public house-rules sets, clean and faulty, read
+together."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 
 from pipeline.engine.infer import infer_tables
 from pipeline.engine.pool import read_pool
 from pipeline.engine.recorded import Recorded
+from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES
 
 SETS = sorted((EXAMPLES / "house-rules").glob("*/hands.jsonl"))
 
 
-def untold(found: object) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+def untold(found: object) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
     segments = found.segments  # type: ignore[attr-defined]
-    return [(s.table_id, s.fit.undetermined, s.fit.entries) for s in segments]
+    return [(s.table_id, s.profile.digest, s.fit.undetermined, s.fit.entries) for s in segments]
 
 
 def test_entries_scored_where_they_show_are_undetermined_as_when_scored_everywhere(
@@ -24,6 +29,51 @@ def test_entries_scored_where_they_show_are_undetermined_as_when_scored_everywhe
 ) -> None:
     assert len(SETS) == 12
     shown = untold(infer_tables(read_pool(SETS)))
-    assert any(entries for _, _, entries in shown)  # entries were named
-    monkeypatch.setattr(Recorded, "showing", lambda self, entry: None)
+    assert any(entries for *_, entries in shown)  # entries were named
+    monkeypatch.setattr(Recorded, "narrowed", False)
     assert untold(infer_tables(read_pool(SETS))) == shown
+
+
+def test_an_entry_no_record_of_a_table_shows_is_undetermined_there() -> None:
+    # asia pays a middle royal flush 20 and the contract pays it as a straight flush: a
+    # table where no middle royal flush was recorded cannot tell, and every entry of a
+    # natural no player of the table declared is as untold.
+    history = EXAMPLES / "house-rules" / "asia" / "hands.jsonl"
+    shown: dict[str, set[str]] = {}
+    for line in history.read_text().splitlines():
+        hand = json.loads(line)
+        for player in hand["players"]:
+            mine = shown.setdefault(hand["table_id"], set())
+            mine |= {f"naturals.{player['natural']}"} if player.get("natural") else set()
+            for row in player.get("rows") or []:
+                if row["value"].startswith("straight_flush:AKQJT") and row["royalty"]:
+                    mine.add(f"royalties.{row['row']}.royal_flush")
+    found = infer_tables(read_pool([history]))
+    for s in found.segments:
+        for entry in ("royalties.middle.royal_flush", "naturals.dragon", "naturals.twelve_royals"):
+            told = entry in shown[s.table_id]
+            assert (entry in s.fit.entries) != told, (s.table_id, entry, s.fit.entries)
+
+
+def test_a_stay_no_player_made_is_undetermined(tmp_path: Path) -> None:
+    # Fantasyland kept only by a bottom straight flush: where no player in Fantasyland
+    # stayed, nothing tells that rule from the contract's, which is written.
+    rules = tmp_path / "stay.toml"
+    rules.write_text(
+        '[profiles.deal]\ngame = "pineapple_ofc"\n[profiles.deal.fantasyland]\nentry = "AA"\n'
+        'entry_cards = { AA = 13, trips = 17 }\nstay = ["bottom:straight_flush"]\n'
+        "stay_cards = 17\n"
+    )
+    history = tmp_path / "stay.jsonl"
+    made = handaudit("generate", "--rules", str(rules), "--profile", "deal", "--tables", "3",
+                     "--hands", "60", "--seed", "5", "--out", str(history))  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    stayed: dict[str, bool] = {}
+    for line in history.read_text().splitlines():
+        hand = json.loads(line)
+        kept = any(p.get("fantasyland") and p.get("fantasyland_next") for p in hand["players"])
+        stayed[hand["table_id"]] = stayed.get(hand["table_id"], False) or kept
+    found = infer_tables(read_pool([history]))
+    assert not all(stayed.values())
+    for s in found.segments:
+        assert ("fantasyland.stay" in s.fit.entries) != stayed[s.table_id], s.table_id
