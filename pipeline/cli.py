@@ -449,7 +449,7 @@ def rules_infer_command(
     from pipeline.helpers.progress import Progress
     from pipeline.ingest import input_files
     from pipeline.ingest.house_rules import read_rules
-    from pipeline.storage.files import checked_target, same_file, write_whole
+    from pipeline.storage.files import write_whole
 
     interrupts.speaks_of(interrupts.NOTHING_WRITTEN)
     with exit_codes():
@@ -457,14 +457,7 @@ def rules_infer_command(
         paths = [Path(i) for i in inputs]
         files = input_files(paths)
         if write is not None:  # refused before anything is read
-            if rules is not None and (
-                write.resolve() == rules.resolve() or same_file(write, rules)
-            ):
-                raise AuditError(
-                    f"{write} is the rules file given (--rules): it is not written over "
-                    "(nothing was written). Give --write another file name."
-                )
-            checked_target(write, "the rules file written", inputs=tuple(paths))
+            _rules_target(write, rules, paths)
         progress = Progress()
         pool = read_pool(files, progress)
         found = infer_tables(pool, book, progress)
@@ -478,6 +471,19 @@ def rules_infer_command(
         if write is not None:
             write_whole(write, rules_file(pool, found.segments, names))
             say(f"\nWrote {write}: verify --rules {write} audits each table by the rules it fits.")
+
+
+def _rules_target(write: Path, rules: Path | None, inputs: list[Path]) -> None:
+    """Refuse, in a sentence, a `--write` of rules infer that would go over the rules
+    file given (by any of its names), an input, or where nothing can be made."""
+    from pipeline.storage.files import checked_target, same_file
+
+    if rules is not None and (write.resolve() == rules.resolve() or same_file(write, rules)):
+        raise AuditError(
+            f"{write} is the rules file given (--rules): it is not written over "
+            "(nothing was written). Give --write another file name."
+        )
+    checked_target(write, "the rules file written", inputs=tuple(inputs))
 
 
 # The games by name, as choices: every one for the reports' filter; those `generate`
