@@ -1,7 +1,7 @@
 """`rules infer` beside a plain `verify` of the same hands (the issue's bound: 3 times).
 
 Run: .venv/bin/python scripts/bench_infer.py [--hands 200000] [--variant taiwanese]
-     [--profile NAME] [--runs 3] [--ref REV]
+     [--profile NAME [--faults RATE]] [--runs 3] [--ref REV]
 On the bench's data set of the variant (made on first use, `bench_pipeline.data_set`),
 or with --profile, tables of 1,000 hands dealt by that profile of the public house-rules
 file (verified under it, inferred with it withheld), each command in a fresh process, in
@@ -45,14 +45,16 @@ def timed(tree: Path, *args: str) -> float:
 HOUSE = ROOT / "fixtures" / "examples" / "house-rules" / "house.toml"
 
 
-def profile_set(hands: int, out: Path, profile: str) -> Path:
-    """Tables of 1,000 hands dealt by `profile` of the public house-rules file."""
-    path = out / f"{profile}-{hands}" / "hands.jsonl"
+def profile_set(hands: int, out: Path, profile: str, faults: float = 0.0) -> Path:
+    """Tables of 1,000 hands dealt by `profile` of the public house-rules file (with
+    `faults`, that share of hands given a fault)."""
+    name = f"{profile}-{hands}" + (f"-faults-{faults}" if faults else "")
+    path = out / name / "hands.jsonl"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tables = str(max(1, hands // 1000))
         args = ["generate", "--rules", str(HOUSE), "--profile", profile, "--tables", tables]
-        args += ["--hands", str(min(hands, 1000)), "--out", str(path)]
+        args += ["--hands", str(min(hands, 1000)), "--out", str(path), "--faults", str(faults)]
         timed(ROOT, *args)
     return path
 
@@ -76,6 +78,7 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=200_000)
     ap.add_argument("--variant", default="taiwanese")
     ap.add_argument("--profile", help="a profile of the public house-rules file, withheld")
+    ap.add_argument("--faults", type=float, default=0.0, help="with --profile: a share")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ref", help="another commit whose infer runs in the same turns")
     ap.add_argument("--out", type=Path, default=ROOT / "bench")
@@ -85,7 +88,8 @@ def main() -> None:
     if a.profile is None:
         jsonl, _ = data_set(a.hands, a.out, a.variant)
     else:
-        jsonl, rules = profile_set(a.hands, a.out, a.profile), ("--rules", str(HOUSE))
+        jsonl = profile_set(a.hands, a.out, a.profile, a.faults)
+        rules = ("--rules", str(HOUSE))
     print(f"# {a.hands:,} hands ({jsonl}), {a.runs} runs each, in turns")
     if a.ref is None:
         seconds = measure({"this tree": ROOT}, jsonl, a.out / "infer-audit", a.runs, rules)

@@ -110,7 +110,9 @@ def infer_tables(
     search_of = _Searcher(pool, Recorded(pool), book)
     segments: list[Segment] = []
     for table_id, hands in table_hands(pool):
+        pool.focus_on(np.sort(hands))  # its parts taken from it, not from every batch
         segments += search_of.segments(table_id, hands, [], depth=3)
+    pool.focus_on(None)
     segments = search_of.shared(search_of.untold(segments))
     segments = search_of.joined(search_of.floors(segments))
     segments = search_of.untold(search_of.placed(segments))

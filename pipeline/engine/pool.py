@@ -89,9 +89,9 @@ class Pool:
     # Divergences per hand of the pool, by candidate (-1: not scored yet).
     memo: dict[str, Ints] = field(default_factory=dict)
     # Hands taken from their batches to be scored as one batch, by hands (kept a while).
-    parts: OrderedDict[bytes, tuple[HandBatch, Own, Showdown, Ints]] = field(
-        default_factory=OrderedDict
-    )
+    parts: OrderedDict[bytes, Scorable] = field(default_factory=OrderedDict)
+    # One table's hands held as one batch while its rules are searched (`focus_on`).
+    focus: tuple[Ints, Scorable] | None = None
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -147,7 +147,13 @@ class Pool:
             found[rest] = _divergences(*part, scored)
         return found[hands]
 
-    def _part(self, hands: Ints) -> tuple[HandBatch, Own, Showdown, Ints]:
+    def focus_on(self, hands: Ints | None) -> None:
+        """Hold `hands` (ascending; one table's) as one batch, from which any of their
+        parts is taken in one step rather than from every batch they span (a table's
+        hands are spread over the whole input); None: hold none."""
+        self.focus = None if hands is None else (hands, self._joined(hands))
+
+    def _part(self, hands: Ints) -> Scorable:
         """The pool's hands `hands` (ascending) as one batch to score, with what each
         says, its evaluation and its rows' divergences; kept, since the search asks about
         the same hands under many candidates."""
@@ -155,17 +161,26 @@ class Pool:
         if key in self.parts:
             self.parts.move_to_end(key)
             return self.parts[key]
+        held = self.focus
+        at = np.searchsorted(held[0], hands) if held is not None else None
+        if held is not None and at is not None and _among(held[0], hands, at):
+            self.parts[key] = held[1] if len(hands) == len(held[0]) else _taken(held[1], at)
+        else:
+            self.parts[key] = self._joined(hands)
+        if len(self.parts) > PARTS_KEPT:
+            self.parts.popitem(last=False)
+        return self.parts[key]
+
+    def _joined(self, hands: Ints) -> Scorable:
+        """The pool's hands `hands` (ascending) taken from each batch, joined as one."""
         starts = np.array([offset for _, _, offset in self.batches], dtype=np.int64)
         batch_of = np.searchsorted(starts, hands, side="right") - 1
         pieces = []
         for b in np.unique(batch_of).tolist():
             (batch, own, offset), shown, rows = self.batches[b], self.shown[b], self.rows[b]
-            mine = hands[batch_of == b] - offset
-            part, players = taken(batch, mine)
-            value = Showdown(shown.value[players], shown.joker_as[players])
-            pieces.append((part, each(own, mine, len(batch)), value, rows[mine]))
+            pieces.append(_taken((batch, own, shown, rows), hands[batch_of == b] - offset))
         batches, owns, values, rows_of = zip(*pieces, strict=True)
-        self.parts[key] = (
+        return (
             joined(list(batches)),
             stacked(list(owns)),
             Showdown(
@@ -174,9 +189,24 @@ class Pool:
             ),
             np.concatenate(rows_of),
         )
-        if len(self.parts) > PARTS_KEPT:
-            self.parts.popitem(last=False)
-        return self.parts[key]
+
+
+# A batch ready to score: its hands, what each says, its evaluation, its rows' divergences.
+Scorable = tuple[HandBatch, "Own", Showdown, Ints]
+
+
+def _taken(scorable: Scorable, hands: Ints) -> Scorable:
+    """The hands `hands` (indices, ascending) of a batch ready to score, as one."""
+    batch, own, shown, rows = scorable
+    part, players = taken(batch, hands)
+    value = Showdown(shown.value[players], shown.joker_as[players])
+    return part, each(own, hands, len(batch)), value, rows[hands]
+
+
+def _among(held: Ints, hands: Ints, at: Ints) -> bool:
+    """Whether every one of `hands` is in `held` (both ascending; `at`: where each would
+    go in `held`)."""
+    return bool(len(hands)) and bool((at < len(held)).all()) and bool((held[at] == hands).all())
 
 
 def ranges(first: Ints, hands: Ints) -> Ints:
