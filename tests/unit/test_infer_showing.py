@@ -13,7 +13,7 @@ import pytest
 from pipeline.engine.infer import infer_tables
 from pipeline.engine.pool import read_pool
 from pipeline.engine.recorded import Recorded
-from tests.cli.test_evaluate_command import handaudit
+from tests.cli.test_rules_infer import _dealt
 from tests.conftest import EXAMPLES
 
 SETS = sorted((EXAMPLES / "house-rules").glob("*/hands.jsonl"))
@@ -58,16 +58,13 @@ def test_an_entry_no_record_of_a_table_shows_is_undetermined_there() -> None:
 def test_a_stay_no_player_made_is_undetermined(tmp_path: Path) -> None:
     # Fantasyland kept only by a bottom straight flush: where no player in Fantasyland
     # stayed, nothing tells that rule from the contract's, which is written.
-    rules = tmp_path / "stay.toml"
-    rules.write_text(
-        '[profiles.deal]\ngame = "pineapple_ofc"\n[profiles.deal.fantasyland]\nentry = "AA"\n'
+    _, history = _dealt(
+        tmp_path,
+        'game = "pineapple_ofc"\n[profiles.deal.fantasyland]\nentry = "AA"\n'
         'entry_cards = { AA = 13, trips = 17 }\nstay = ["bottom:straight_flush"]\n'
-        "stay_cards = 17\n"
+        "stay_cards = 17\n",
+        *("--tables", "3", "--hands", "60", "--seed", "5"),
     )
-    history = tmp_path / "stay.jsonl"
-    made = handaudit("generate", "--rules", str(rules), "--profile", "deal", "--tables", "3",
-                     "--hands", "60", "--seed", "5", "--out", str(history))  # fmt: skip
-    assert made.returncode == 0, made.stderr
     stayed: dict[str, bool] = {}
     for line in history.read_text().splitlines():
         hand = json.loads(line)
