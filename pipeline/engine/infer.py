@@ -116,12 +116,56 @@ def infer_tables(
     segments = search_of.shared(search_of.untold(segments))
     segments = search_of.joined(search_of.floors(segments))
     segments = search_of.untold(search_of.placed(segments))
+    alike = search_of.alike(segments)
+    if len(alike) < len(segments):  # a "change" nothing told is no change
+        segments = search_of.untold(alike)
     changes = [
         Change.of(pool, a, b)
         for a, b in itertools.pairwise(segments)
         if (a.table_id, a.profile.game) == (b.table_id, b.profile.game)
     ]
     return Tables(segments, changes)
+
+
+def flat_values(profile: Profile, keys: set[str]) -> dict[str, Any]:
+    """A profile's values of `keys`, its own or the contract's (a table's entries as
+    `table.entry`), for telling what changed."""
+    out: dict[str, Any] = {}
+    for key in sorted(keys):
+        value = TABLES[key](profile) if key in TABLES else profile.value(key)
+        if isinstance(value, dict):
+            for name, entry in value.items():
+                if isinstance(entry, dict):
+                    out |= {f"{key}.{name}.{k}": v for k, v in entry.items()}
+                else:
+                    out[f"{key}.{name}"] = entry
+        elif value is not None:
+            out[key] = value
+    return out
+
+
+def untold_in(segment: Segment, flat: str) -> bool:
+    """Whether the segment's hands leave `flat` (a key, or a table's entry as
+    `royalties.middle.flush`) undetermined: its key is, whole or in that entry."""
+    key = flat.split(".")[0]
+    if key not in segment.fit.undetermined:
+        return False
+    entries = [e for e in segment.fit.entries if e.split(".")[0] == key]
+    return not entries or any(
+        flat == e or flat.startswith(f"{e}.") or e.startswith(f"{flat}.") for e in entries
+    )
+
+
+def told_apart(a: Segment, b: Segment) -> list[str]:
+    """The values (flat) in which two segments' profiles differ and both their hands
+    tell."""
+    keys = set(a.profile.values) | set(b.profile.values)
+    before, after = flat_values(a.profile, keys), flat_values(b.profile, keys)
+    return [
+        k
+        for k in sorted(set(before) | set(after))
+        if before.get(k) != after.get(k) and not (untold_in(a, k) or untold_in(b, k))
+    ]
 
 
 def table_hands(pool: Pool) -> Iterator[tuple[str, Ints]]:
@@ -462,6 +506,25 @@ class _Searcher:
             hands = np.concatenate([last.hands, s.hands])
             undetermined = tuple(k for k in last.fit.undetermined if k in s.fit.undetermined)
             fit = replace(s.fit, fits={**last.fit.fits, **s.fit.fits}, undetermined=undetermined)
+            out[-1] = self._refit(Segment(s.table_id, hands, fit))
+        return out
+
+    def alike(self, segments: list[Segment]) -> list[Segment]:
+        """Neighbouring segments of a table whose profiles differ only where one side's
+        hands tell nothing are one segment, under the longer one's profile."""
+        out: list[Segment] = []
+        for s in segments:
+            last = out[-1] if out else None
+            same = last is not None and (last.table_id, last.profile.game) == (
+                s.table_id,
+                s.profile.game,
+            )
+            if last is None or not same or told_apart(last, s):
+                out.append(s)
+                continue
+            kept = last if len(last.hands) >= len(s.hands) else s
+            hands = np.concatenate([last.hands, s.hands])
+            fit = replace(kept.fit, fits={**last.fit.fits, **s.fit.fits})
             out[-1] = self._refit(Segment(s.table_id, hands, fit))
         return out
 

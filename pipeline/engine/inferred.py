@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.core.readings import fantasyland, natural_table, royalty_table
 from pipeline.core.rules import STANDARD, Profile, RuleBook
-from pipeline.engine.infer import Change, Segment, Tables
+from pipeline.engine.infer import Change, Segment, Tables, flat_values, untold_in
 from pipeline.engine.pool import Pool
 from pipeline.outputs.text_table import text_table
 
@@ -95,7 +93,7 @@ class Names:
             if filed is None or filed.digest == profile.digest:
                 continue
             keys = set(filed.values) | set(profile.values)
-            theirs, mine = _flat(filed, keys), _flat(profile, keys)
+            theirs, mine = flat_values(filed, keys), flat_values(profile, keys)
             differ = [
                 f"{k} {_compact(theirs.get(k, 'none'))} -> {_compact(mine.get(k, 'none'))}"
                 for k in sorted(set(theirs) | set(mine))
@@ -195,9 +193,9 @@ def _change(pool: Pool, change: Change, names: Names) -> str:
     last, first = change.last, change.first
     old, new = change.before.profile, change.after.profile
     keys = set(old.values) | set(new.values)
-    before, after = _flat(old, keys), _flat(new, keys)
+    before, after = flat_values(old, keys), flat_values(new, keys)
     differ = [k for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
-    told = [k for k in differ if not (_untold(change.before, k) or _untold(change.after, k))]
+    told = [k for k in differ if not (untold_in(change.before, k) or untold_in(change.after, k))]
     changed = [
         f"{k} {_compact(before.get(k, 'none'))} -> {_compact(after.get(k, 'none'))}" for k in told
     ]
@@ -219,18 +217,6 @@ def _change(pool: Pool, change: Change, names: Names) -> str:
         f"table {change.table_id}: {names(old)} until hand {pool.hand_no[last]} "
         f"({when(pool.started_at[last])}), {names(new)} from hand {pool.hand_no[first]} "
         f"({when(pool.started_at[first])}){undecided}; changed: {', '.join(changed)}"
-    )
-
-
-def _untold(segment: Segment, flat: str) -> bool:
-    """Whether the segment's hands leave `flat` (a key, or a table's entry as
-    `royalties.middle.flush`) undetermined: its key is, whole or in that entry."""
-    key = flat.split(".")[0]
-    if key not in segment.fit.undetermined:
-        return False
-    entries = [e for e in segment.fit.entries if e.split(".")[0] == key]
-    return not entries or any(
-        flat == e or flat.startswith(f"{e}.") or e.startswith(f"{flat}.") for e in entries
     )
 
 
@@ -265,31 +251,6 @@ def rules_file(pool: Pool, segments: list[Segment], names: Names) -> str:
 def _same(a: Segment, b: Segment) -> bool:
     """Two segments of one table and game: a change of rules between them."""
     return (a.table_id, a.profile.game) == (b.table_id, b.profile.game)
-
-
-# A table's whole value, the contract's entries where the profile gives none.
-TABLES: dict[str, Callable[[Profile], dict[str, Any]]] = {
-    "royalties": royalty_table,
-    "naturals": natural_table,
-    "fantasyland": fantasyland,
-}
-
-
-def _flat(profile: Profile, keys: set[str]) -> dict[str, Any]:
-    """A profile's values of `keys`, its own or the contract's (a table's entries as
-    `table.entry`), for telling what changed."""
-    out: dict[str, Any] = {}
-    for key in sorted(keys):
-        value = TABLES[key](profile) if key in TABLES else profile.value(key)
-        if isinstance(value, dict):
-            for name, entry in value.items():
-                if isinstance(entry, dict):
-                    out |= {f"{key}.{name}.{k}": v for k, v in entry.items()}
-                else:
-                    out[f"{key}.{name}"] = entry
-        elif value is not None:
-            out[key] = value
-    return out
 
 
 def _glob_escape(table_id: str) -> str:
