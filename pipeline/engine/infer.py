@@ -99,6 +99,7 @@ class Tables:
 
     segments: list[Segment]
     changes: list[Change]
+    exact: Callable[[Profile, Ints], Flags]  # per hand, exact under a profile, as scored
 
 
 def infer_tables(
@@ -124,7 +125,7 @@ def infer_tables(
         for a, b in itertools.pairwise(segments)
         if (a.table_id, a.profile.game) == (b.table_id, b.profile.game)
     ]
-    return Tables(segments, changes)
+    return Tables(segments, changes, search_of.exact)
 
 
 def flat_values(profile: Profile, keys: set[str]) -> dict[str, Any]:
@@ -189,13 +190,23 @@ class _Searcher:
     readings: dict[tuple[int, int | None], list[Profile]] = field(default_factory=dict)
     commons: dict[tuple[int, int | None], list[Profile]] = field(default_factory=dict)
 
+    def exact(self, profile: Profile, hands: Ints) -> Flags:
+        """Per hand of `hands`: exact under `profile`, as the search counts it."""
+        return self.divergences(profile, hands) == 0
+
+    def divergences(self, profile: Profile, hands: Ints) -> Ints:
+        """Per hand of `hands`: its divergences under `profile`, an open-face hand's
+        Fantasyland cards (which the previous hand earned) included."""
+        found = self.pool.divergences(profile, hands)
+        if profile.variant.open_face:
+            found = found + self.recorded.card_misses(profile)[hands]
+        return found
+
     def fit(self, hands: Ints) -> Callable[[Profile], Fit]:
         """How well a candidate fits `hands`: exact hands, then fewer divergences."""
 
         def fit(profile: Profile) -> Fit:
-            found = self.pool.divergences(profile, hands)
-            if profile.variant.open_face:
-                found = found + self.recorded.card_misses(profile)[hands]
+            found = self.divergences(profile, hands)
             return int((found == 0).sum()), -int(found.sum())
 
         return fit

@@ -140,8 +140,8 @@ def report(pool: Pool, found: Tables, names: Names) -> str:
     for s in segments:
         first, last = int(s.hands[0]), int(s.hands[-1])
         nxt = s.fit.next_best()
-        exact = pool.exact(s.profile, s.hands)
-        other = pool.exact(nxt[0], s.hands) if nxt else exact & False
+        exact = found.exact(s.profile, s.hands)
+        other = found.exact(nxt[0], s.hands) if nxt else exact & False
         shown = names.shown(s.profile)
         rows.append(
             [

@@ -8,10 +8,12 @@ from pathlib import Path
 
 from pipeline.core.inference import with_value
 from pipeline.core.readings import natural_table
-from pipeline.engine.infer import Segment, _Searcher, table_hands, told_apart
+from pipeline.engine.infer import Segment, _Searcher, infer_tables, table_hands, told_apart
+from pipeline.engine.inferred import Names, report
 from pipeline.engine.pool import read_pool
 from pipeline.engine.recorded import Recorded
 from tests.cli.test_evaluate_command import handaudit
+from tests.conftest import EXAMPLES
 
 
 def test_neighbours_of_one_profile_are_one_segment(tmp_path: Path) -> None:
@@ -61,3 +63,15 @@ def test_neighbours_whose_rules_differ_only_where_a_side_tells_nothing_are_one(
     told = [replace(s, fit=replace(s.fit, undetermined=(), entries=())) for s in untold]
     assert told_apart(*told) == ["naturals.dragon"]  # told by both: a change, kept
     assert len(searcher.alike(told)) == 2
+
+
+def test_the_report_counts_exact_hands_as_the_search_scored_them() -> None:
+    # Open-face hands dealt other Fantasyland cards than their previous hand earned are
+    # not exact under a profile: the report's `exact` and `evidence` count them so.
+    history = EXAMPLES / "house-rules" / "pineapple_prog-faults" / "hands.jsonl"
+    pool = read_pool([history])
+    found = infer_tables(pool)
+    table = report(pool, found, Names.of(pool, found.segments, None)).splitlines()[2:]
+    cells = {line.split("|")[1].strip(): line.split("|") for line in table if line.startswith("|")}
+    for s in found.segments:
+        assert int(cells[s.table_id][8]) == s.fit.exact, s.table_id
