@@ -588,8 +588,7 @@ class _Searcher:
             best = segments[members[0]].profile
             hands = np.concatenate([segments[i].hands for i in members])
             worths = [self.recorded.floor_worths(segments[i].hands) for i in members]
-            costs = self.floor_costs(best, hands, np.concatenate(worths))
-            tied = [f for f, cost in costs.items() if cost == min(costs.values())]
+            tied = self.floors_fitting(best, hands, np.concatenate(worths))
             contract = best.variant.floor_points
             floor = min(tied, key=lambda f: (abs(f - contract), f))
             for i in members:
@@ -601,15 +600,39 @@ class _Searcher:
                 out[i] = replace(out[i], fit=fit)
         return out
 
-    def floor_costs(self, best: Profile, hands: Ints, worths: Ints) -> dict[int, int]:
-        """Per floor of the catalogue, what it flags in `hands` that depends on it: the
-        players dealt in again below it (`worths`, in points: the rule across hands),
-        and the hands dealt to fewer players than the seated ones could have made under
-        it (the largest group; only a hand with a player sitting out can be one)."""
+    def floors_fitting(self, best: Profile, hands: Ints, worths: Ints) -> list[int]:
+        """The floors of the catalogue under which the fewest of `hands`' divergences
+        that a floor decides are found (`floor_costs`). Where none is found under the
+        highest floor no dealt stack contradicts, the hands flag less the higher the
+        floor: those from the lowest that flags none up to it, found by halving,
+        without scoring every floor."""
         seated = hands[self.pool.sat_out()[hands]]
-        least = self.pool.divergences(with_value(best, "floor_points", FLOORS[-1]), seated, True)
+        least = self._flagged(best, FLOORS[-1], seated)
+        top = [f for f in FLOORS if not (worths < f).any()]
+        if not top or (self._flagged(best, top[-1], seated) > least).any():
+            costs = self.floor_costs(best, seated, worths, least)
+            return [f for f, cost in costs.items() if cost == min(costs.values())]
+        lo, hi = 0, len(top) - 1  # top[hi] flags nothing; find the lowest that does not
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if (self._flagged(best, top[mid], seated) > least).any():
+                lo = mid + 1
+            else:
+                hi = mid
+        return top[lo:]
+
+    def floor_costs(self, best: Profile, seated: Ints, worths: Ints, least: Ints) -> dict[int, int]:
+        """Per floor of the catalogue, what it flags that depends on it: the players dealt
+        in again below it (`worths`, in points: the rule across hands), and the hands of
+        `seated` (those with a player sitting out) dealt to fewer players than the seated
+        ones could have made under it (the largest group), beyond `least` (the divergences
+        under the highest floor)."""
         costs = {}
         for floor in FLOORS:
-            found = self.pool.divergences(with_value(best, "floor_points", floor), seated, True)
+            found = self._flagged(best, floor, seated)
             costs[floor] = int((worths < floor).sum()) + int((found > least).sum())
         return costs
+
+    def _flagged(self, best: Profile, floor: int, hands: Ints) -> Ints:
+        """Per hand of `hands`: its divergences under `best` with `floor`."""
+        return self.pool.divergences(with_value(best, "floor_points", floor), hands, True)
