@@ -91,7 +91,7 @@ class Pool:
     # Hands taken from their batches to be scored as one batch, by hands (kept a while).
     parts: OrderedDict[bytes, Scorable] = field(default_factory=OrderedDict)
     # One table's hands held as one batch while its rules are searched (`focus_on`).
-    focus: tuple[Ints, Scorable] | None = None
+    focus: tuple[Ints, Scorable | None] | None = None
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -148,10 +148,11 @@ class Pool:
         return found[hands]
 
     def focus_on(self, hands: Ints | None) -> None:
-        """Hold `hands` (ascending; one table's) as one batch, from which any of their
-        parts is taken in one step rather than from every batch they span (a table's
-        hands are spread over the whole input); None: hold none."""
-        self.focus = None if hands is None else (hands, self._joined(hands))
+        """Hold `hands` (ascending; one table's) as one batch, joined when a part of them
+        is first asked for, from which any of their parts is taken in one step rather
+        than from every batch they span (a table's hands are spread over the whole
+        input); None: hold none."""
+        self.focus = None if hands is None else (hands, None)  # joined on first use
 
     def _part(self, hands: Ints) -> Scorable:
         """The pool's hands `hands` (ascending) as one batch to score, with what each
@@ -164,7 +165,9 @@ class Pool:
         held = self.focus
         at = np.searchsorted(held[0], hands) if held is not None else None
         if held is not None and at is not None and _among(held[0], hands, at):
-            self.parts[key] = held[1] if len(hands) == len(held[0]) else _taken(held[1], at)
+            whole = held[1] if held[1] is not None else self._joined(held[0])
+            self.focus = (held[0], whole)
+            self.parts[key] = whole if len(hands) == len(held[0]) else _taken(whole, at)
         else:
             self.parts[key] = self._joined(hands)
         if len(self.parts) > PARTS_KEPT:
