@@ -135,11 +135,11 @@ def flat_values(profile: Profile, keys: set[str]) -> dict[str, Any]:
     for key in sorted(keys):
         value = TABLES[key](profile) if key in TABLES else profile.value(key)
         if isinstance(value, dict):
-            for name, entry in value.items():
-                if isinstance(entry, dict):
-                    out |= {f"{key}.{name}.{k}": v for k, v in entry.items()}
-                else:
-                    out[f"{key}.{name}"] = entry
+            for path in paths(value):
+                entry = value
+                for name in path:
+                    entry = entry[name]
+                out[".".join((key, *path))] = entry
         elif value is not None:
             out[key] = value
     return out
