@@ -181,7 +181,8 @@ def read_surrender_points(points: Ints) -> int | None:
 class Tops:
     """Open-face players not fouled whose next hand's Fantasyland is recorded: in it now,
     the category of each row (players, 3) and the top's rank (its pair's or trips'),
-    earned (recorded), and the cards their next hand at the table dealt (-1: none)."""
+    earned (recorded), and the cards Fantasyland dealt them in their next hand at the
+    table (0: they were not in it there; -1: no next hand)."""
 
     in_fantasyland: Flags
     category: Ints
@@ -231,12 +232,17 @@ def read_fantasyland(tops: Tops, base: Profile) -> Reading | None:
         stay = _stay(tops.category[staying], tops.earned[staying], land["stay"])
         if stay is not None:
             out["stay"] = stay
-            if tops.earned[staying].any() and not tops.earned[staying].all():
-                seen.add("stay")  # both a stay and a leave bound it
+            seen |= {f"stay.{row}" for row in _stay_told(tops.category[staying],
+                                                          tops.earned[staying], stay)}  # fmt: skip
     cards, shown = _cards(tops, out)
     out |= cards
     seen |= shown
-    return Reading(out, 4 - len({s.split(".")[0] for s in seen}), frozenset(seen))
+    whole = {s.split(".")[0] for s in seen} - ({"stay"} if len(_stay_rows(seen)) < 3 else set())
+    return Reading(out, 4 - len(whole), frozenset(seen))
+
+
+def _stay_rows(seen: set[str]) -> set[str]:
+    return {s for s in seen if s.startswith("stay.")}
 
 
 def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str] | None:
@@ -267,11 +273,45 @@ def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str] | None:
     return rule if (stays(rule) == stayed).all() else None
 
 
+# The categories a row can make, lowest first: a three-card top makes no more than trips.
+ROW_CATEGORIES = (
+    (Category.high_card, Category.pair, Category.three_of_a_kind),
+    tuple(Category),
+    tuple(Category),
+)
+
+
+def _stay_told(category: Ints, stayed: Flags, rule: list[str]) -> list[str]:
+    """The rows whose part of the stay `rule` the records bound from both sides. A row
+    the rule lists at a category: a player stayed by that row alone, at that category,
+    and a player left with the category below it there. A row it does not list: a
+    player left with the best that row can make."""
+    listed = {row: Category[name] for row, name in (item.split(":") for item in rule)}
+    told = []
+    for r, row in enumerate(ROWS):
+        made = ROW_CATEGORIES[r]
+        left = category[~stayed, r]
+        if row not in listed:
+            if (left >= made[-1]).any():
+                told.append(row)
+            continue
+        at = listed[row]
+        others = np.ones(len(category), dtype=bool)
+        for other, least in listed.items():
+            if other != row:
+                others &= category[:, ROWS.index(other)] < least
+        alone = stayed & others & (category[:, r] == at)
+        below = [c for c in made if c < at]
+        if alone.any() and (not below or (left == below[-1]).any()):
+            told.append(row)
+    return told
+
+
 def _cards(tops: Tops, land: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
     """The cards an entry and a stay deal, from the next hands of those who earned one;
     and the parts seen (`stay_cards`, `entry_cards.KK`, or `entry_cards` where one count
     is dealt for every entry)."""
-    dealt = tops.earned & (tops.next_cards >= 0)
+    dealt = tops.earned & (tops.next_cards > 0)  # 0: not in Fantasyland, a fault
     out: dict[str, Any] = {}
     seen: set[str] = set()
     stay = dealt & tops.in_fantasyland
@@ -280,7 +320,10 @@ def _cards(tops: Tops, land: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
         if agreed(n, int(stay.sum())):
             out["stay_cards"] = int(value)
             seen.add("stay_cards")
-    entry = dealt & ~tops.in_fantasyland
+    # Only a top pair or trips earns an entry: any other top recorded as earning one is a
+    # fault, and what its next hand dealt says nothing of the entry's cards.
+    made = np.isin(tops.category[:, 0], [Category.pair, Category.three_of_a_kind])
+    entry = dealt & ~tops.in_fantasyland & made
     if entry.any():
         entry_rank = RANKS.index(land["entry"][0])
         table = _entry_table(land["entry_cards"], entry_rank)

@@ -34,8 +34,8 @@ from pipeline.core.inference import (
     search,
     with_value,
 )
-from pipeline.core.readings import fantasyland
-from pipeline.core.rules import GAMES, Profile, RuleBook
+from pipeline.core.readings import ROWS, fantasyland
+from pipeline.core.rules import GAMES, RANKS, Profile, RuleBook
 from pipeline.engine.pool import Pool
 from pipeline.engine.recorded import Recorded
 from pipeline.helpers.progress import Progress
@@ -167,6 +167,20 @@ def told_apart(a: Segment, b: Segment) -> list[str]:
         for k in sorted(set(before) | set(after))
         if before.get(k) != after.get(k) and not (untold_in(a, k) or untold_in(b, k))
     ]
+
+
+def _dealing(profile: Profile, entries: list[str]) -> list[str]:
+    """`entries` less the cards of a Fantasyland entry by a pair below the entry, where
+    the entry is told: no hand is dealt them."""
+    if not profile.variant.open_face or "fantasyland.entry" in entries:
+        return entries
+    lowest = RANKS.index(fantasyland(profile)["entry"][0])
+    prefix = "fantasyland.entry_cards."
+    return [
+        e for e in entries
+        if not (e.startswith(prefix) and e[len(prefix):] != "trips"
+                and RANKS.index(e[len(prefix)]) < lowest)
+    ]  # fmt: skip
 
 
 def table_hands(pool: Pool) -> Iterator[tuple[str, Ints]]:
@@ -377,6 +391,7 @@ class _Searcher:
                     entries.append(what)
             unrecorded = self.unrecorded(s)
             entries += self.unshown(s) + self.unseen(s, [t for _, t in mine])
+            entries = _dealing(s.profile, entries)
             keys = {*s.fit.undetermined, *unrecorded, *(e.split(".")[0] for e in entries)}
             order = [*CATALOGUE[s.profile.variant.name], *sorted(keys)]
             undetermined = tuple(dict.fromkeys(k for k in order if k in keys))
@@ -458,10 +473,19 @@ class _Searcher:
         out = [] if best.value("cap") else ["cap"]
         land = self.recorded.fantasyland(segment.hands, best)
         if land is not None:
-            parts = [*fantasyland(best)]
-            out += [f"fantasyland.{p}" for p in parts if not any(
-                s == p or s.startswith(f"{p}.") for s in land.seen
-            )]  # fmt: skip
+            for part, value in fantasyland(best).items():
+                if part == "stay":  # told row by row
+                    out += [f"fantasyland.stay.{row}" for row in ROWS
+                            if f"stay.{row}" not in land.seen]  # fmt: skip
+                elif (
+                    part == "entry_cards"
+                    and isinstance(value, dict)
+                    and land.seen & {f"entry_cards.{top}" for top in value}
+                ):  # told top by top
+                    out += [f"fantasyland.entry_cards.{top}" for top in value
+                            if f"entry_cards.{top}" not in land.seen]  # fmt: skip
+                elif not any(s == part or s.startswith(f"{part}.") for s in land.seen):
+                    out.append(f"fantasyland.{part}")
         return out
 
     def shared(self, segments: list[Segment]) -> list[Segment]:

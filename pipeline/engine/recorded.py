@@ -429,7 +429,9 @@ class Recorded:
 
 def _next_hands(pool: Pool, rows: Rows) -> tuple[Ints, Ints]:
     """Per player row: the player's next hand at the table (in the pool) and the cards
-    dealt in it (-1 and -1: none)."""
+    Fantasyland dealt in it (-1 and -1: none; 0: the player was not in Fantasyland
+    there, which no rule deals: a pineapple player outside it is dealt 17 cards over the
+    streets, as many as some Fantasylands deal at once)."""
     table = np.unique(np.array(pool.table_id, dtype=object), return_inverse=True)[1]
     hand_no = np.array(pool.hand_no)[rows.hand]
     key = table[rows.hand].astype(np.int64) * (1 << 32) + rows.columns["player"]
@@ -437,7 +439,9 @@ def _next_hands(pool: Pool, rows: Rows) -> tuple[Ints, Ints]:
     cards = np.full(len(key), -1, np.int64)
     hand = np.full(len(key), -1, np.int64)
     same = key[order][1:] == key[order][:-1]
-    cards[order[:-1][same]] = rows.columns["dealt"][order[1:][same]]
+    landed = rows.columns["in_fantasyland"].astype(bool)
+    dealt = np.where(landed, rows.columns["dealt"], 0)
+    cards[order[:-1][same]] = dealt[order[1:][same]]
     hand[order[:-1][same]] = rows.hand[order[1:][same]]
     return hand, cards
 

@@ -1,0 +1,105 @@
+"""What the records tell of a table's Fantasyland (`read_fantasyland`): a stay rule is told
+row by row, only where players bound it from both sides; a top that cannot earn an entry
+says nothing of the entry's cards; and a player's next hand outside Fantasyland says
+nothing of the cards Fantasyland deals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.core.evaluator import Category
+from pipeline.core.inference import candidate
+from pipeline.core.readings import Tops, read_fantasyland
+from pipeline.core.rules import GAMES, RANKS
+from pipeline.engine.infer import infer_tables, untold_in
+from pipeline.engine.pool import read_pool
+from tests.cli.test_rules_infer import _dealt
+
+PINEAPPLE = next(i for i, v in enumerate(GAMES) if v.name == "pineapple_ofc")
+C = Category
+
+
+def tops(*players: tuple[bool, tuple[Category, Category, Category], str, bool, int]) -> Tops:
+    """Players as (in Fantasyland, rows' categories, top's rank, earned, next cards)."""
+    return Tops(
+        in_fantasyland=np.array([p[0] for p in players], dtype=bool),
+        category=np.array([[int(c) for c in p[1]] for p in players], dtype=np.int64),
+        top_rank=np.array([RANKS.index(p[2]) for p in players], dtype=np.int64),
+        earned=np.array([p[3] for p in players], dtype=bool),
+        next_cards=np.array([p[4] for p in players], dtype=np.int64),
+    )
+
+
+def test_a_stay_row_is_told_only_where_a_stay_and_a_leave_bound_it() -> None:
+    base = candidate(PINEAPPLE, {})  # the contract: top trips, middle full house, bottom quads
+    stayed_by_top = (True, (C.three_of_a_kind, C.pair, C.flush), "7", True, 14)
+    stayed_by_middle = (True, (C.high_card, C.full_house, C.full_house), "A", True, 14)
+    left_with_a_pair = (True, (C.pair, C.two_pair, C.straight), "K", False, 0)
+    reading = read_fantasyland(tops(stayed_by_top, stayed_by_middle, left_with_a_pair), base)
+    assert reading is not None
+    assert reading.table["stay"] == base_stay()
+    # The top: stayed by trips alone, left with a pair. The middle: nobody left with a
+    # flush there, so a flush might have kept a player in. The bottom: nobody stayed by
+    # quads alone, so a straight flush might be what it takes.
+    assert {s for s in reading.seen if s.startswith("stay.")} == {"stay.top"}
+    left_with_a_flush = (True, (C.high_card, C.flush, C.flush), "K", False, 0)
+    reading = read_fantasyland(
+        tops(stayed_by_top, stayed_by_middle, left_with_a_pair, left_with_a_flush), base
+    )
+    assert reading is not None
+    assert {s for s in reading.seen if s.startswith("stay.")} == {"stay.top", "stay.middle"}
+
+
+def base_stay() -> list[str]:
+    return ["top:three_of_a_kind", "middle:full_house", "bottom:four_of_a_kind"]
+
+
+def test_a_top_that_cannot_earn_an_entry_says_nothing_of_its_cards() -> None:
+    # Kings earned 14 cards; a king-high top recorded as earning an entry (a fault) was
+    # dealt 15. The fault is no vote on what kings deal.
+    base = candidate(PINEAPPLE, {"fantasyland": {"entry": "KK"}})
+    kings = (False, (C.pair, C.pair, C.flush), "K", True, 14)
+    king_high = (False, (C.high_card, C.pair, C.flush), "K", True, 15)
+    queens_missed = (False, (C.pair, C.pair, C.flush), "Q", False, 0)
+    reading = read_fantasyland(tops(kings, king_high, queens_missed), base)
+    assert reading is not None
+    assert reading.table["entry"] == "KK"
+    assert reading.table["entry_cards"]["KK"] == 14
+    assert "entry_cards.KK" in reading.seen
+
+
+def test_a_next_hand_outside_fantasyland_says_nothing_of_the_cards_it_deals(
+    tmp_path: Path,
+) -> None:
+    # Kings enter; trips deal 16 cards. Every hand in which a player sat in Fantasyland by trips
+    # is removed: the player's next hand in the history is an ordinary one, dealt 17 cards
+    # over the streets, as many as the contract's trips deal in Fantasyland at once. What
+    # trips deal is then not read, and is undetermined.
+    _, history = _dealt(
+        tmp_path,
+        'game = "pineapple_ofc"\n[profiles.deal.fantasyland]\nentry = "KK"\n'
+        "entry_cards = { KK = 15, AA = 15, trips = 16 }\n",
+        *("--tables", "3", "--hands", "150", "--seed", "11"),
+    )
+    hands = [json.loads(line) for line in history.read_text().splitlines()]
+    earned: set[str] = set()  # players who earned it by trips, till they play it
+    by_trips: set[str] = set()
+    for hand in hands:
+        for p in hand["players"]:
+            if p["fantasyland"] and p["player_id"] in earned:
+                by_trips.add(hand["hand_id"])
+                earned.discard(p["player_id"])
+            trips = p["rows"][0]["value"].startswith("three_of_a_kind")
+            if trips and p.get("fantasyland_next") and not p["fantasyland"]:
+                earned.add(p["player_id"])
+    assert by_trips  # the deal made some
+    kept = [h for h in hands if h["hand_id"] not in by_trips]
+    history.write_text("".join(json.dumps(h) + "\n" for h in kept))
+    for s in infer_tables(read_pool([history])).segments:
+        assert untold_in(s, "fantasyland.entry_cards.trips"), (s.table_id, s.fit.entries)
+        # Where kings are told to be the entry, what queens would deal is no question.
+        if "fantasyland.entry" not in s.fit.entries:
+            assert "fantasyland.entry_cards.QQ" not in s.fit.entries, s.table_id
