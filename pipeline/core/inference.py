@@ -130,17 +130,26 @@ def search(
     fit: Callable[[Profile], Fit],
     rounds: int = 4,
     shown: Callable[[str], bool] = lambda entry: True,
+    fit_beside: Callable[[Profile, Profile, str], Fit] | None = None,
 ) -> Search:
     """The best candidate from `seeds`, one catalogue key changed at a time while it
     fits better. `fit`: how well a candidate fits the run of hands (`Fit`); `shown`:
     whether an entry of a table (`naturals.dragon`) may settle one of them (another
-    value of one that cannot fits them alike, and is not tried)."""
+    value of one that cannot fits them alike, and is not tried); `fit_beside`: the fit
+    of a candidate that differs from another, scored, in one entry (what it changed),
+    scored only where that entry may show."""
     fits: dict[str, tuple[Profile, Fit]] = {}
 
     def score(profile: Profile) -> Fit:
         if profile.digest not in fits:
             fits[profile.digest] = (profile, fit(profile))
         return fits[profile.digest][1]
+
+    def score_beside(trial: Profile, base: Profile, what: str) -> Fit:
+        if trial.digest not in fits and fit_beside is not None:
+            score(base)
+            fits[trial.digest] = (trial, fit_beside(trial, base, what))
+        return score(trial)
 
     def ascend(best: Profile, keys: dict[str, tuple[Any, ...]]) -> Profile:
         for _ in range(rounds):
@@ -171,7 +180,7 @@ def search(
         before = best
         for seed in seeds:
             for what, trial in one_changed(best, seed, {*catalogue, *TABLE_KEYS}):
-                if shown(what) and score(trial) > score(best):
+                if shown(what) and score_beside(trial, best, what) > score(best):
                     best = trial
         if best is before:
             break
@@ -309,6 +318,21 @@ class Split:
     exact: int  # hands exact under `before` before the split and `after` after it
 
 
+def least_gain(n: int) -> int:
+    """The hands a change of rules must win over the best single fit of `n` hands."""
+    return max(MIN_GAIN, int(MIN_GAIN_SHARE * n))
+
+
+def may_split(gains: dict[str, int], slack: int, n: int) -> set[str]:
+    """Of the candidates, by digest, that fit `gains[d]` of the hands the best whole fit
+    of `n` hands misses, those `best_split` may divide the hands by. A split gains over
+    that fit at most what its two sides' candidates fit of those hands, a window at
+    most what its one fits, each plus `slack` (hands the best's count leaves out): one
+    that cannot reach `least_gain` beside the one that fits the most of them cannot."""
+    most = max(gains.values(), default=0)
+    return {d for d, gain in gains.items() if gain + most + slack >= least_gain(n)}
+
+
 def best_split(exact: dict[str, tuple[Profile, Flags]], single: int) -> Split | None:
     """The division of a run of hands (in order) into two, each under its own candidate,
     that fits the most hands; None unless it beats the best single fit (`single` hands)
@@ -328,7 +352,7 @@ def best_split(exact: dict[str, tuple[Profile, Flags]], single: int) -> Split | 
     total = best_before + best_after
     i = int(total.argmax())
     gain = int(total[i]) - single
-    least = max(MIN_GAIN, int(MIN_GAIN_SHARE * n))
+    least = least_gain(n)
     window = _best_window(profiles, flags)
     if window is not None and window.exact - single > max(gain, least - 1):  # rules that
         return window  # came and went

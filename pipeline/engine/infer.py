@@ -27,6 +27,7 @@ from pipeline.core.inference import (
     Search,
     best_split,
     candidate,
+    may_split,
     merged,
     neighbours,
     one_changed,
@@ -225,6 +226,28 @@ class _Searcher:
 
         return fit
 
+    def _search(self, seeds: list[Profile], hands: Ints) -> Search:
+        """The search from `seeds` on `hands`, each candidate scored where it may differ."""
+        return search(
+            seeds, self.fit(hands), shown=self.shown(hands), fit_beside=self.fit_beside(hands)
+        )
+
+    def fit_beside(self, hands: Ints) -> Callable[[Profile, Profile, str], Fit]:
+        """How well a candidate fits `hands`, where it differs from `base` in one entry
+        (`what`): scored on the hands that may show it (`Recorded.showing`), `base`'s
+        divergences taken for the others, which it settles alike."""
+
+        def fit(trial: Profile, base: Profile, what: str) -> Fit:
+            flags = self.recorded.showing(what)
+            if flags is None:
+                return self.fit(hands)(trial)
+            on = flags[hands]
+            found = self.divergences(base, hands).copy()
+            found[on] = self.divergences(trial, hands[on])
+            return int((found == 0).sum()), -int(found.sum())
+
+        return fit
+
     def shown(self, hands: Ints) -> Callable[[str], bool]:
         """Whether an entry of a table may settle one of `hands` (`Recorded.showing`)."""
 
@@ -267,7 +290,7 @@ class _Searcher:
             mine = self._of(game, boards)
             dealt = {} if boards is None else {"boards": boards}
             seeds = [*self.house(game), *self.pooled(game, boards), candidate(game, dealt)]
-            best = search(seeds, self.fit(mine[:SAMPLE]), shown=self.shown(mine[:SAMPLE])).best
+            best = self._search(seeds, mine[:SAMPLE]).best
             for profile in [*seeds, best, *neighbours(best)]:
                 self.fit(mine)(profile)
             self.commons[key] = [best]
@@ -330,31 +353,32 @@ class _Searcher:
         """The table's hands (in order) as segments, each with the candidate it fits; a
         segment is divided where two candidates fit its two parts better."""
         exact = self.pool.exact
-        found = search([*kept, *self.seeds(hands)], self.fit(hands), shown=self.shown(hands))
+        found = self._search([*kept, *self.seeds(hands)], hands)
         whole_fit = Segment(table_id, hands, found)
         if depth == 0 or len(hands) < 2:
             return [whole_fit]
-        flags = {d: (p, exact(p, hands)) for d, (p, _) in found.fits.items()}
-        missed = hands[~flags[found.best.digest][1]]
+        fits_best = exact(found.best, hands)
+        flags = {found.best.digest: (found.best, fits_best)}
+        missed = hands[~fits_best]
         runs = [(missed, [found.best])] if len(missed) else []  # what the rest fit
         if len(missed) > SPLIT_LOOK * len(hands):  # and each half, read alone: the records
             half = len(hands) // 2  # of two rules read together may fit neither
             runs += [(hands[:half], []), (hands[half:], [])]
-
-        def fitting(found: Search) -> dict[str, tuple[Profile, Flags]]:
-            """The candidates that fit a hand of the run searched, with the table's hands
-            each fits: one that fits none of them, all missed by the best or not, is
-            no better than the best anywhere, and splits nothing."""
-            return {d: (p, exact(p, hands)) for d, (p, fit) in found.fits.items() if fit[0]}
-
+        # The candidates that fit a hand of the table's search or of a run's: one that
+        # fits none of them, all missed by the best or not, is no better than the best
+        # anywhere. Of them, those that may split the table are scored on all of it.
+        more = {d: p for d, (p, fit) in found.fits.items() if fit[0] and d not in flags}
         for k, (run, kept) in enumerate(runs):
-            other = search([*kept, *self.seeds(run)], self.fit(run), shown=self.shown(run))
-            flags |= fitting(other)
-            if k and not kept and other.best.digest in flags:  # a half: the hands its fit
-                rest = hands[~flags[other.best.digest][1]]  # misses are the other rules'
+            other = self._search([*kept, *self.seeds(run)], run)
+            more |= {d: p for d, (p, fit) in other.fits.items() if fit[0] and d not in flags}
+            if k and not kept and other.best.digest in {*flags, *more}:  # a half: the hands
+                rest = hands[~exact(other.best, hands)]  # its fit misses are the other rules'
                 if len(rest):  # (a half may hold both)
-                    found_rest = search(self.seeds(rest), self.fit(rest), shown=self.shown(rest))
-                    flags |= fitting(found_rest)
+                    found_rest = self._search(self.seeds(rest), rest)
+                    more |= {d: p for d, (p, fit) in found_rest.fits.items()
+                             if fit[0] and d not in flags}  # fmt: skip
+        slack = int(fits_best.sum()) - found.exact
+        flags |= self._splitting(more, flags, hands, ~fits_best, slack)
         split = best_split(flags, found.exact)
         if split is None:
             return [whole_fit]
@@ -362,6 +386,24 @@ class _Searcher:
         return self.segments(table_id, before, [split.before], depth - 1) + self.segments(
             table_id, after, [split.after], depth - 1
         )
+
+    def _splitting(
+        self,
+        more: dict[str, Profile],
+        flags: dict[str, tuple[Profile, Flags]],
+        hands: Ints,
+        misses: Flags,
+        slack: int,
+    ) -> dict[str, tuple[Profile, Flags]]:
+        """Of the candidates `more`, those that may split the table's `hands` beside the
+        scored `flags` (`may_split`), with the hands each fits: the others are not scored
+        on every hand of the table. (With faults, most candidates fit a few faulty hands
+        by chance, and nothing more.) `misses`: the hands the best misses."""
+        exact = self.pool.exact
+        gains = {d: int(f[misses].sum()) for d, (_, f) in flags.items()}
+        gains |= {d: int(exact(p, hands[misses]).sum()) for d, p in more.items()}
+        kept = may_split(gains, slack, len(hands))
+        return {d: (p, exact(p, hands)) for d, p in more.items() if d in kept}
 
     def untold(self, segments: list[Segment]) -> list[Segment]:
         """Each segment with what its hands do not tell apart outside the catalogue (the

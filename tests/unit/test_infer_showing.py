@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.engine.infer import infer_tables
+from pipeline.core.inference import CATALOGUE, one_changed
+from pipeline.engine.infer import _Searcher, infer_tables, table_hands
 from pipeline.engine.pool import read_pool
 from pipeline.engine.recorded import Recorded
 from tests.cli.test_rules_infer import _dealt
@@ -32,6 +33,23 @@ def test_entries_scored_where_they_show_are_undetermined_as_when_scored_everywhe
     assert any(entries for *_, entries in shown)  # entries were named
     monkeypatch.setattr(Recorded, "narrowed", False)
     assert untold(infer_tables(read_pool(SETS))) == shown
+
+
+def test_a_trial_scored_where_its_entry_shows_fits_as_scored_everywhere() -> None:
+    # The search scores a profile that differs from a scored one in one entry only on
+    # the hands that may show it: as many hands are exact as when it scores them all.
+    pool = read_pool(SETS)
+    searcher = _Searcher(pool, Recorded(pool), None)
+    narrowed = 0
+    for _, hands in table_hands(pool):
+        base, *others = searcher.seeds(hands)
+        left_out = set(CATALOGUE[base.variant.name])
+        for other in others:
+            for what, trial in one_changed(base, other, left_out):
+                beside = searcher.fit_beside(hands)(trial, base, what)
+                narrowed += searcher.recorded.showing(what) is not None
+                assert beside[0] == searcher.fit(hands)(trial)[0], what
+    assert narrowed > 50
 
 
 def test_an_entry_no_record_of_a_table_shows_is_undetermined_there() -> None:
