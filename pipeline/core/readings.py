@@ -284,9 +284,14 @@ ROW_CATEGORIES = (
 def _stay_told(category: Ints, stayed: Flags, rule: list[str]) -> list[str]:
     """The rows whose part of the stay `rule` the records bound from both sides. A row
     the rule lists at a category: a player stayed by that row alone, at that category,
-    and a player left with the category below it there. A row it does not list: a
-    player left with the best that row can make."""
+    and a player left with the category below it there (alone: each other row no
+    better than some player who left made there, so that it kept nobody in, whatever
+    the house's rule says of it). A row it does not list: a player left with the best
+    that row can make."""
     listed = {row: Category[name] for row, name in (item.split(":") for item in rule)}
+    if stayed.all():
+        return []
+    most_left = category[~stayed].max(axis=0)
     told = []
     for r, row in enumerate(ROWS):
         made = ROW_CATEGORIES[r]
@@ -297,9 +302,9 @@ def _stay_told(category: Ints, stayed: Flags, rule: list[str]) -> list[str]:
             continue
         at = listed[row]
         others = np.ones(len(category), dtype=bool)
-        for other, least in listed.items():
-            if other != row:
-                others &= category[:, ROWS.index(other)] < least
+        for other in range(len(ROWS)):
+            if other != r:
+                others &= category[:, other] <= most_left[other]
         alone = stayed & others & (category[:, r] == at)
         below = [c for c in made if c < at]
         if alone.any() and (not below or (left == below[-1]).any()):

@@ -172,7 +172,10 @@ def told_apart(a: Segment, b: Segment) -> list[str]:
 
 def _dealing(profile: Profile, entries: list[str]) -> list[str]:
     """`entries` less the cards of a Fantasyland entry by a pair below the entry, where
-    the entry is told: no hand is dealt them."""
+    the entry is told (no hand is dealt them), and less the stay as a whole where its
+    rows are named."""
+    if any(e.startswith("fantasyland.stay.") for e in entries):
+        entries = [e for e in entries if e != "fantasyland.stay"]
     if not profile.variant.open_face or "fantasyland.entry" in entries:
         return entries
     lowest = RANKS.index(fantasyland(profile)["entry"][0])

@@ -163,7 +163,7 @@ class Recorded:
             category=np.column_stack([f[column][keep] for column in CATEGORY_COLUMNS]),
             top_rank=f["top_rank"][keep],
             earned=f["earned"][keep].astype(bool),
-            next_cards=f["next_cards"][keep],
+            next_cards=np.where(f["next_read"] == 1, f["next_cards"], -1)[keep],
         )
         return read_fantasyland(tops, base)
 
@@ -423,6 +423,7 @@ class Recorded:
         names["player"] = [ints(pc.index_in(every, value_set=pc.unique(every)))] if ids else []
         made = Rows.of(self.pool, hand, names)
         made.columns["next_hand"], made.columns["next_cards"] = _next_hands(self.pool, made)
+        made.columns["next_read"] = _next_read(self.pool, made, every).astype(np.int64)
         self._made["tops"] = made
         return made
 
@@ -444,6 +445,35 @@ def _next_hands(pool: Pool, rows: Rows) -> tuple[Ints, Ints]:
     cards[order[:-1][same]] = dealt[order[1:][same]]
     hand[order[:-1][same]] = rows.hand[order[1:][same]]
     return hand, cards
+
+
+def _next_read(pool: Pool, rows: Rows, ids: pa.ChunkedArray) -> Flags:
+    """Per player row with a next hand: whether that hand is the player's next
+    appearance at the table, with none in a quarantined record between (where they may
+    have played the Fantasyland earned, and stayed: the next hand then deals the stay's
+    cards, which say nothing of the entry's)."""
+    read = rows.columns["next_hand"] >= 0
+    aside = [(t, *a[:2]) for t, appearances in pool.set_aside.items() for a in appearances]
+    if not aside or not read.any():
+        return read
+    tables = np.array(pool.table_id, dtype=object)
+    at_table = np.array([a[0] for a in aside], dtype=object)
+    names = np.unique(np.concatenate([tables, at_table]))
+    named = pa.array([a[2] for a in aside], pa.string())
+    player = ints(pc.index_in(named, value_set=pc.unique(ids)), -1)
+    seen = player >= 0  # a player of a quarantined record who plays no hand kept: none
+    ours = np.searchsorted(names, tables[rows.hand]) * (1 << 32) + rows.columns["player"]
+    theirs = np.searchsorted(names, at_table[seen]) * (1 << 32) + player[seen]
+    who = np.unique(np.concatenate([ours, theirs]), return_inverse=True)[1]
+    numbers = np.array(pool.hand_no, dtype=np.int64)
+    span = int(max(numbers.max(), max(a[1] for a in aside))) + 2
+    mine, other = who[: len(ours)] * span, who[len(ours) :] * span
+    quarantined = np.sort(other + np.array([a[1] for a in aside], dtype=np.int64)[seen])
+    now = mine + numbers[rows.hand]
+    after = mine + numbers[np.maximum(rows.columns["next_hand"], 0)]
+    # set-aside appearances of the player at the table after this hand, before the next
+    between = np.searchsorted(quarantined, after) - np.searchsorted(quarantined, now, "right")
+    return read & (between == 0)
 
 
 def _recorded_pair(rec: Settlements, seat: Ints, pairs: Pairs) -> tuple[Ints, Flags]:

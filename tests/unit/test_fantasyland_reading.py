@@ -35,8 +35,8 @@ def tops(*players: tuple[bool, tuple[Category, Category, Category], str, bool, i
 
 def test_a_stay_row_is_told_only_where_a_stay_and_a_leave_bound_it() -> None:
     base = candidate(PINEAPPLE, {})  # the contract: top trips, middle full house, bottom quads
-    stayed_by_top = (True, (C.three_of_a_kind, C.pair, C.flush), "7", True, 14)
-    stayed_by_middle = (True, (C.high_card, C.full_house, C.full_house), "A", True, 14)
+    stayed_by_top = (True, (C.three_of_a_kind, C.pair, C.straight), "7", True, 14)
+    stayed_by_middle = (True, (C.high_card, C.full_house, C.flush), "A", True, 14)
     left_with_a_pair = (True, (C.pair, C.two_pair, C.straight), "K", False, 0)
     reading = read_fantasyland(tops(stayed_by_top, stayed_by_middle, left_with_a_pair), base)
     assert reading is not None
@@ -51,6 +51,13 @@ def test_a_stay_row_is_told_only_where_a_stay_and_a_leave_bound_it() -> None:
     )
     assert reading is not None
     assert {s for s in reading.seen if s.startswith("stay.")} == {"stay.top", "stay.middle"}
+    # A player who stayed with a middle full house and a bottom full house, where nobody
+    # left with a bottom full house: the bottom may be what kept them in, so the middle
+    # is not bound by them, whatever the rule read says of the bottom.
+    both = (True, (C.high_card, C.full_house, C.full_house), "A", True, 14)
+    reading = read_fantasyland(tops(stayed_by_top, both, left_with_a_pair, left_with_a_flush), base)
+    assert reading is not None
+    assert "stay.middle" not in reading.seen
 
 
 def base_stay() -> list[str]:
@@ -103,3 +110,33 @@ def test_a_next_hand_outside_fantasyland_says_nothing_of_the_cards_it_deals(
         # Where kings are told to be the entry, what queens would deal is no question.
         if "fantasyland.entry" not in s.fit.entries:
             assert "fantasyland.entry_cards.QQ" not in s.fit.entries, s.table_id
+
+
+def test_a_stay_dealt_after_a_quarantined_fantasyland_says_nothing_of_the_entry(
+    tmp_path: Path,
+) -> None:
+    # Queens earn 14 cards, and almost every player in Fantasyland stays, for 17. Where
+    # the hand a player played their entry in is quarantined (a four-card top), their
+    # next hand kept deals the stay's 17: no vote for what queens deal.
+    _, history = _dealt(
+        tmp_path,
+        'game = "pineapple_ofc"\n[profiles.deal.fantasyland]\nentry = "QQ"\n'
+        'entry_cards = 14\nstay = ["bottom:high_card"]\nstay_cards = 17\n',
+        *("--tables", "3", "--hands", "150", "--seed", "8"),
+    )
+    hands = [json.loads(line) for line in history.read_text().splitlines()]
+    entered: set[str] = set()
+    spoilt = 0
+    for hand in hands:
+        for p in hand["players"]:
+            if p["fantasyland"] and p["player_id"] in entered:
+                p["top"] = [*p["top"], p["middle"].pop()]  # quarantined: `setting`
+                spoilt += 1
+            entered.discard(p["player_id"])
+            if p.get("fantasyland_next") and not p["fantasyland"]:
+                entered.add(p["player_id"])
+    assert spoilt > 5
+    history.write_text("".join(json.dumps(h) + "\n" for h in hands))
+    for s in infer_tables(read_pool([history])).segments:
+        for top in ("QQ", "KK", "AA"):
+            assert untold_in(s, f"fantasyland.entry_cards.{top}"), (s.table_id, s.fit.entries)
