@@ -136,20 +136,15 @@ def search(
     fits better. `fit`: how well a candidate fits the run of hands (`Fit`); `shown`:
     whether an entry of a table (`naturals.dragon`) may settle one of them (another
     value of one that cannot fits them alike, and is not tried); `fit_beside`: the fit
-    of a candidate that differs from another, scored, in one entry (what it changed),
+    of a candidate that differs from another in one entry (the other, what changed),
     scored only where that entry may show."""
     fits: dict[str, tuple[Profile, Fit]] = {}
 
-    def score(profile: Profile) -> Fit:
+    def score(profile: Profile, beside: tuple[Profile, str] | None = None) -> Fit:
         if profile.digest not in fits:
-            fits[profile.digest] = (profile, fit(profile))
+            found = fit_beside(profile, *beside) if beside and fit_beside else fit(profile)
+            fits[profile.digest] = (profile, found)
         return fits[profile.digest][1]
-
-    def score_beside(trial: Profile, base: Profile, what: str) -> Fit:
-        if trial.digest not in fits and fit_beside is not None:
-            score(base)
-            fits[trial.digest] = (trial, fit_beside(trial, base, what))
-        return score(trial)
 
     def ascend(best: Profile, keys: dict[str, tuple[Any, ...]]) -> Profile:
         for _ in range(rounds):
@@ -180,7 +175,7 @@ def search(
         before = best
         for seed in seeds:
             for what, trial in one_changed(best, seed, {*catalogue, *TABLE_KEYS}):
-                if shown(what) and score_beside(trial, best, what) > score(best):
+                if shown(what) and score(trial, (best, what)) > score(best):
                     best = trial
         if best is before:
             break
