@@ -344,7 +344,7 @@ def _cards(tops: Tops, land: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
         values = set(table.values())
         out["entry_cards"] = next(iter(values)) if len(values) == 1 else table
         ranks = {f"entry_cards.{k}" for k in table}
-        if len(values) == 1 and seen & ranks:  # one count for every entry
+        if len(values) == 1 and ranks <= seen:  # one count for every entry, each seen
             seen = (seen - ranks) | {"entry_cards"}
     return out, seen
 
@@ -356,6 +356,12 @@ def _entry_table(cards: int | dict[str, int], entry: int) -> dict[str, int]:
         return dict.fromkeys(keys, cards)
     lowest = min(cards.values())
     return {k: cards.get(k, lowest) for k in keys}
+
+
+def entry_table(profile: Profile) -> dict[str, int]:
+    """The cards an entry deals in `profile`, by each top that earns one."""
+    land = fantasyland(profile)
+    return _entry_table(land["entry_cards"], RANKS.index(land["entry"][0]))
 
 
 def entry_cards_by_top(profile: Profile) -> Ints:

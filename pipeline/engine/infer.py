@@ -35,7 +35,7 @@ from pipeline.core.inference import (
     search,
     with_value,
 )
-from pipeline.core.readings import ROWS, fantasyland
+from pipeline.core.readings import ROWS, entry_table, fantasyland
 from pipeline.core.rules import GAMES, RANKS, Profile, RuleBook
 from pipeline.engine.pool import Pool
 from pipeline.engine.recorded import Recorded
@@ -518,16 +518,13 @@ class _Searcher:
         out = [] if best.value("cap") else ["cap"]
         land = self.recorded.fantasyland(segment.hands, best)
         if land is not None:
-            for part, value in fantasyland(best).items():
+            tops = entry_table(best)
+            for part in fantasyland(best):
                 if part == "stay":  # told row by row
                     out += [f"fantasyland.stay.{row}" for row in ROWS
                             if f"stay.{row}" not in land.seen]  # fmt: skip
-                elif (
-                    part == "entry_cards"
-                    and isinstance(value, dict)
-                    and land.seen & {f"entry_cards.{top}" for top in value}
-                ):  # told top by top
-                    out += [f"fantasyland.entry_cards.{top}" for top in value
+                elif part == "entry_cards" and land.seen & {f"entry_cards.{t}" for t in tops}:
+                    out += [f"fantasyland.entry_cards.{top}" for top in tops  # top by top
                             if f"entry_cards.{top}" not in land.seen]  # fmt: skip
                 elif not any(s == part or s.startswith(f"{part}.") for s in land.seen):
                     out.append(f"fantasyland.{part}")

@@ -19,6 +19,7 @@ from pipeline.engine.pool import read_pool
 from tests.cli.test_rules_infer import _dealt
 
 PINEAPPLE = next(i for i, v in enumerate(GAMES) if v.name == "pineapple_ofc")
+OFC = next(i for i, v in enumerate(GAMES) if v.name == "ofc")
 C = Category
 
 
@@ -117,7 +118,8 @@ def test_a_stay_dealt_after_a_quarantined_fantasyland_says_nothing_of_the_entry(
 ) -> None:
     # Queens earn 14 cards, and almost every player in Fantasyland stays, for 17. Where
     # the hand a player played their entry in is quarantined (a four-card top), their
-    # next hand kept deals the stay's 17: no vote for what queens deal.
+    # next hand kept deals the stay's 17: no vote for what queens deal. (A hand not
+    # there at all, or cut short, leaves no player to see: histories skip hand numbers.)
     _, history = _dealt(
         tmp_path,
         'game = "pineapple_ofc"\n[profiles.deal.fantasyland]\nentry = "QQ"\n'
@@ -140,3 +142,14 @@ def test_a_stay_dealt_after_a_quarantined_fantasyland_says_nothing_of_the_entry(
     for s in infer_tables(read_pool([history])).segments:
         for top in ("QQ", "KK", "AA"):
             assert untold_in(s, f"fantasyland.entry_cards.{top}"), (s.table_id, s.fit.entries)
+
+
+def test_one_count_read_for_some_entries_leaves_the_others_untold() -> None:
+    # Queens, kings and aces were each dealt 13, as the contract deals every entry; no
+    # trips earned one: what trips deal is not read, though one count fits the rest.
+    base = candidate(OFC, {})
+    players = [(False, (C.pair, C.two_pair, C.flush), rank, True, 13) for rank in "QKA"]
+    reading = read_fantasyland(tops(*players), base)
+    assert reading is not None
+    assert {"entry_cards.QQ", "entry_cards.KK", "entry_cards.AA"} <= reading.seen
+    assert not {"entry_cards", "entry_cards.trips"} & reading.seen
