@@ -237,12 +237,9 @@ def read_fantasyland(tops: Tops, base: Profile) -> Reading | None:
     cards, shown = _cards(tops, out)
     out |= cards
     seen |= shown
-    whole = {s.split(".")[0] for s in seen} - ({"stay"} if len(_stay_rows(seen)) < 3 else set())
+    rows_told = sum(s.startswith("stay.") for s in seen)
+    whole = {s.split(".")[0] for s in seen} - ({"stay"} if rows_told < len(ROWS) else set())
     return Reading(out, 4 - len(whole), frozenset(seen))
-
-
-def _stay_rows(seen: set[str]) -> set[str]:
-    return {s for s in seen if s.startswith("stay.")}
 
 
 def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str] | None:
