@@ -166,14 +166,15 @@ class HandBatch:
 
 
 def taken(batch: HandBatch, hands: Ints) -> tuple[HandBatch, Ints]:
-    """The hands `hands` of `batch` (indices, ascending) as a batch of their own, with
-    their players, streets, recorded rows, settlements and sitting-out players; and the
-    indices of their players in `batch` (to take what is kept per player beside it)."""
+    """The hands `hands` of `batch` (indices, distinct, in any order) as a batch of their
+    own in that order, with their players, streets, recorded rows, settlements and
+    sitting-out players, which follow their hands; and the indices of their players in
+    `batch` (to take what is kept per player beside it)."""
     renumber = _renumbering(hands, len(batch))
     players = batch.players
-    kept = np.flatnonzero(renumber[players.hand] >= 0)
-    settled = np.flatnonzero(renumber[batch.settlements.hand] >= 0)
-    away = np.flatnonzero(renumber[batch.sitting_out.hand] >= 0)
+    kept = _following(renumber, players.hand)
+    settled = _following(renumber, batch.settlements.hand)
+    away = _following(renumber, batch.sitting_out.hand)
     taken_players = _players(players, kept, renumber[players.hand[kept]])
     return HandBatch(
         hands=each(batch.hands, hands, len(batch)),
@@ -188,10 +189,18 @@ def taken(batch: HandBatch, hands: Ints) -> tuple[HandBatch, Ints]:
 
 
 def _renumbering(kept: Ints, n: int) -> Ints:
-    """Per index of `n` items, its place among `kept` (ascending), or -1."""
+    """Per index of `n` items, its place among `kept`, or -1."""
     renumber = np.full(n + 1, -1, dtype=np.int64)
     renumber[kept] = np.arange(len(kept))
     return renumber
+
+
+def _following(renumber: Ints, owner: Ints) -> Ints:
+    """The items whose owner is kept (`renumber`: each owner's new place, or -1), in the
+    order of their owners' new places, and of an owner's in their own order."""
+    new = renumber[owner]
+    mine = np.flatnonzero(new >= 0)
+    return mine[np.argsort(new[mine], kind="stable")]
 
 
 def _renumbered(columns: Any, index: Ints, renumber: Ints) -> Any:
@@ -220,14 +229,14 @@ def each(columns: Any, index: Ints, n: int) -> Any:
 
 
 def _players(players: Players, kept: Ints, hand: Ints) -> Players:
-    """The players `kept` (ascending) of a batch, at their hands' new indices `hand`."""
+    """The players `kept` of a batch, at their hands' new indices `hand`."""
     streets = players.streets
     renumber = _renumbering(kept, len(players))
-    mine = np.flatnonzero(renumber[streets.player] >= 0)  # their streets, in order
+    mine = _following(renumber, streets.player)  # their streets, in their order
     street_number = _renumbering(mine, len(streets))
     parts = {}
     for name, (codes, street) in streets.parts.items():
-        on = street_number[street] >= 0
+        on = _following(street_number, street)
         parts[name] = (codes[on], street_number[street[on]])
     return replace(
         each(players, kept, len(players)),
@@ -239,7 +248,7 @@ def _players(players: Players, kept: Ints, hand: Ints) -> Players:
 
 def _recorded_rows(rows: RecordedRows, kept: Ints, n_players: int) -> RecordedRows:
     renumber = _renumbering(kept, n_players)
-    mine = np.flatnonzero(renumber[rows.player] >= 0)
+    mine = _following(renumber, rows.player)
     return replace(each(rows, mine, len(rows.player)), player=renumber[rows.player[mine]])
 
 

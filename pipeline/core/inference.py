@@ -130,19 +130,19 @@ def search(
     fit: Callable[[Profile], Fit],
     rounds: int = 4,
     shown: Callable[[str], bool] = lambda entry: True,
-    fit_beside: Callable[[Profile, Profile, str], Fit] | None = None,
+    fit_beside: Callable[[Profile, Profile], Fit] | None = None,
 ) -> Search:
     """The best candidate from `seeds`, one catalogue key changed at a time while it
     fits better. `fit`: how well a candidate fits the run of hands (`Fit`); `shown`:
     whether an entry of a table (`naturals.dragon`) may settle one of them (another
     value of one that cannot fits them alike, and is not tried); `fit_beside`: the fit
-    of a candidate that differs from another in one entry (the other, what changed),
-    scored only where that entry may show."""
+    of a candidate beside a scored one it differs from (`changes`), scored only where
+    what changed may show."""
     fits: dict[str, tuple[Profile, Fit]] = {}
 
-    def score(profile: Profile, beside: tuple[Profile, str] | None = None) -> Fit:
+    def score(profile: Profile, beside: Profile | None = None) -> Fit:
         if profile.digest not in fits:
-            found = fit_beside(profile, *beside) if beside and fit_beside else fit(profile)
+            found = fit_beside(profile, beside) if beside and fit_beside else fit(profile)
             fits[profile.digest] = (profile, found)
         return fits[profile.digest][1]
 
@@ -152,7 +152,7 @@ def search(
             for key, values in keys.items():
                 for value in values:
                     trial = with_value(best, key, value)
-                    if score(trial) > score(best):
+                    if score(trial, best) > score(best):
                         best, improved = trial, True
             if not improved:
                 break
@@ -175,13 +175,13 @@ def search(
         before = best
         for seed in seeds:
             for what, trial in one_changed(best, seed, {*catalogue, *TABLE_KEYS}):
-                if shown(what) and score(trial, (best, what)) > score(best):
+                if shown(what) and score(trial, best) > score(best):
                     best = trial
         if best is before:
             break
         best = ascend(best, catalogue)
     for trial in neighbours(best):  # score the catalogue's other values too
-        score(trial)
+        score(trial, best)
     # Undetermined: what no exact hand tells apart (though the faults may prefer one).
     undetermined = differing(best, [p for p, n in fits.values() if n[0] == score(best)[0]])
     return Search(best, fits, undetermined)
@@ -210,6 +210,19 @@ TABLES: dict[str, Callable[[Profile], dict[str, Any]]] = {
     "naturals": natural_table,
     "fantasyland": fantasyland,
 }
+
+
+def changes(base: Profile, trial: Profile) -> list[str]:
+    """What `trial` changes of `base` (of one game): each key, and of a table each entry
+    (`naturals.dragon`)."""
+    out = []
+    for key in sorted(set(base.values) | set(trial.values)):
+        if key in TABLES:
+            mine, theirs = TABLES[key](base), TABLES[key](trial)
+            out += [".".join((key, *path)) for path, _ in _entries_differing(mine, theirs)]
+        elif base.value(key) != trial.value(key):
+            out.append(key)
+    return out
 
 
 def one_changed(best: Profile, other: Profile, left_out: set[str]) -> list[tuple[str, Profile]]:

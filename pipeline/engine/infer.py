@@ -27,9 +27,9 @@ from pipeline.core.inference import (
     Search,
     best_split,
     candidate,
+    changes,
     may_split,
     merged,
-    neighbours,
     one_changed,
     paths,
     search,
@@ -235,16 +235,16 @@ class _Searcher:
             seeds, self.fit(hands), shown=self.shown(hands), fit_beside=self.fit_beside(hands)
         )
 
-    def fit_beside(self, hands: Ints) -> Callable[[Profile, Profile, str], Fit]:
-        """How well a candidate fits `hands`, where it differs from `base` in one entry
-        (`what`): scored on the hands that may show it (`Recorded.showing`), `base`'s
-        divergences taken for the others, which it settles alike."""
+    def fit_beside(self, hands: Ints) -> Callable[[Profile, Profile], Fit]:
+        """How well a candidate fits `hands`, beside a scored `base` it differs from
+        (`changes`): scored on the hands that may show what changed (`Recorded.showing`),
+        `base`'s divergences taken for the others, which it settles alike."""
 
-        def fit(trial: Profile, base: Profile, what: str) -> Fit:
-            flags = self.recorded.showing(what)
-            if flags is None:
+        def fit(trial: Profile, base: Profile) -> Fit:
+            flags = [self.recorded.showing(what) for what in changes(base, trial)]
+            if not flags or any(f is None for f in flags):
                 return self.fit(hands)(trial)
-            on = flags[hands]
+            on = np.logical_or.reduce([f[hands] for f in flags if f is not None])
             found = self.divergences(base, hands).copy()
             found[on] = self.divergences(trial, hands[on])
             return int((found == 0).sum()), -int(found.sum())
@@ -294,17 +294,20 @@ class _Searcher:
             dealt = {} if boards is None else {"boards": boards}
             seeds = [*self.house(game), *self.pooled(game, boards), candidate(game, dealt)]
             best = self._search(seeds, mine[:SAMPLE]).best
-            for profile in [*seeds, best, *neighbours(best)]:
+            for profile in seeds:
                 self.fit(mine)(profile)
-            self.commons[key] = [best]
+            self.commons[key] = [self._search([best], mine).best]
         return self.commons[key]
 
     def _of(self, game: int, boards: int | None) -> Ints:
-        """The hands of the pool of `game`, dealt `boards` boards when given."""
-        mine = np.array(self.pool.game) == game
+        """The hands of the pool of `game`, dealt `boards` boards when given, in the
+        order read."""
+        pool = self.pool
+        mine = np.array(pool.game) == game
         if boards is not None:
-            mine &= np.array(self.pool.boards) == boards
-        return np.flatnonzero(mine)
+            mine &= np.array(pool.boards) == boards
+        hands = np.flatnonzero(mine)
+        return hands[np.argsort(pool.read_at[hands], kind="stable")]
 
     def pooled(self, game: int, boards: int | None) -> list[Profile]:
         """The readings of every hand of the pool of `game` (dealt `boards` boards), made

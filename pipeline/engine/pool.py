@@ -46,6 +46,9 @@ BOARDED = frozenset(game.name for game in GAMES if game.boards)
 # sets of hands are kept so taken, since the search asks about the same hands again.
 PART_OF_BATCH = 0.5
 PARTS_KEPT = 32
+# The hands are held table by table, a game's in batches of at least this many (but
+# the last), a table in one batch (`by_table`).
+HELD_BATCH = 8192
 REPEATS = (QuarantineCheck.duplicate_hand, QuarantineCheck.conflicting_hand)
 # While reading, a Taiwanese hand dealt one board is checked under a one-board profile
 # of its game (else its board count would quarantine it); the search decides the rest.
@@ -92,6 +95,8 @@ class Pool:
     parts: OrderedDict[bytes, Scorable] = field(default_factory=OrderedDict)
     # One table's hands held as one batch while its rules are searched (`focus_on`).
     focus: tuple[Ints, Scorable | None] | None = None
+    # Each hand's place in the order read (the hands are held table by table: `by_table`).
+    read_at: Ints = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -374,10 +379,36 @@ def read_pool(paths: Sequence[Path], progress: Progress | None = None, workers: 
             for _, _, future in pending:
                 future.cancel()
     pool.quarantined.update(_repeats(pool, repeats))
+    pool = by_table(pool)
     for a in aside:  # a hand verified in another record is not one set aside
         if a.hand_id not in verified:
             pool.set_aside.setdefault(a.table_id, []).append((a.hand_no, a.player_id, a.stack_end))
     return pool
+
+
+def by_table(pool: Pool) -> Pool:
+    """`pool`'s hands held table by table, in hand order (of equals, in the order read),
+    a game's in batches of HELD_BATCH hands or more, each table in one: the search asks
+    about one table's hands at a time, which are then taken from one batch rather than
+    from every batch of the input they are spread over. `read_at` keeps the order read."""
+    tables = np.unique(np.array(pool.table_id, dtype=object), return_inverse=True)[1]
+    games = np.array(pool.game, dtype=np.int64)
+    order = np.lexsort((np.arange(len(pool)), np.array(pool.hand_no), tables, games))
+    held = Pool(quarantined=pool.quarantined, set_aside=pool.set_aside)
+    for game in np.unique(games).tolist():
+        mine = order[games[order] == game]
+        ascending = np.sort(mine)
+        whole = pool._joined(ascending)
+        at = np.searchsorted(ascending, mine)  # each hand's place in the whole
+        new_table = np.r_[True, tables[mine][1:] != tables[mine][:-1]]
+        starts = np.flatnonzero(new_table)
+        first = 0
+        for start in [*starts[1:].tolist(), len(mine)]:
+            if start - first >= HELD_BATCH or start == len(mine):
+                held.add(*_taken(whole, at[first:start]))
+                first = start
+    held.read_at = order
+    return held
 
 
 def _repeats(pool: Pool, repeats: list[tuple[str, str | None]]) -> Counter[str]:

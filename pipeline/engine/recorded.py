@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from typing import ClassVar
 
 import numpy as np
@@ -21,8 +22,9 @@ import pyarrow.compute as pc
 from pipeline.core.audit import score
 from pipeline.core.batch import Settlements
 from pipeline.core.checks.family import streets_dealt
-from pipeline.core.evaluator import Category
-from pipeline.core.games.chinese import NATURAL, NATURALS, PLAY, SURRENDER
+from pipeline.core.evaluator import Category, parse_value, value_text
+from pipeline.core.evaluator.values import low_only_values
+from pipeline.core.games.chinese import NATURAL, NATURALS, PLAY, SURRENDER, as_low_middle
 from pipeline.core.games.game import HOME_RUN, ROWS
 from pipeline.core.games.pairs import Pairs
 from pipeline.core.inference import RowPoints, candidate, read_row_points
@@ -78,6 +80,11 @@ class Rows:
         return {name: column[at] for name, column in self.columns.items()}
 
 
+# The catalogue keys a hand shows only through some of its players, with how many it
+# takes: a hand that shows none of them settles alike under either value (`showing`).
+KEYS_SHOWN = {"surrender": 1, "surrender_points": 1, "naturals_between": 2, "wheel": 1}
+
+
 @dataclass
 class Recorded:
     """The pool's records the readings use, each gathered on first use."""
@@ -88,6 +95,7 @@ class Recorded:
     _keys: pa.Array | None = None
     _ids: pa.Array | None = None  # the players' ids, by code
     _naturals: Ints | None = None  # per hand, the naturals declared (`_declared`)
+    _made_rows: tuple[Ints, Ints] | None = None  # `_made_keys`
     _shown: dict[tuple[str, bool], Flags | None] = field(default_factory=dict)  # `showing`
     # Whether `showing` narrows a trial to the hands that may show its entry (else every
     # hand may: the same fits, found at more cost; a test compares the two).
@@ -202,8 +210,9 @@ class Recorded:
         `naturals.dragon`) may settle some part of it: a row recorded with the royalty's
         category (a straight flush's entry pays a royal flush the row's table leaves
         out), or a player who declared the natural; a hand with no row recorded may show
-        any royalty. None: any hand may (another key, or Fantasyland's entries). Under
-        another value of the entry, a hand that shows none of it settles alike.
+        any royalty; or a catalogue key of the closed game (`_key_showing`). None: any
+        hand may (another key, or Fantasyland's entries). Under another value of the
+        entry, a hand that shows none of it settles alike.
         `surely`: only the hands whose records show it (a row recorded with its category
         and a royalty, of a player who did not foul)."""
         if not (surely or self.narrowed):
@@ -214,6 +223,8 @@ class Recorded:
 
     def _showing(self, entry: str, surely: bool) -> Flags | None:
         key, _, path = entry.partition(".")
+        if key in KEYS_SHOWN and not surely:
+            return self._key_showing(key)
         if key == "naturals":
             code = 1 + NATURALS.index(path)
             declared = self._declared()
@@ -221,15 +232,34 @@ class Recorded:
         if key != "royalties":
             return None
         part, _, name = path.partition(".")
+        names = [f"{part}:{name}"] + ([f"{part}:royal_flush"] if name == "straight_flush" else [])
+        flags = np.zeros(len(self.pool), dtype=bool)
+        if not surely:  # the rows the cards make, whatever their records say
+            hand, made = self._made_keys()
+            known = _royalty_codes()[1]
+            flags[hand[np.isin(made, [known.index(n) for n in names if n in known])]] = True
+            return flags
         rows = self._royalty_rows()
         assert self._keys is not None
-        names = [f"{part}:{name}"] + ([f"{part}:royal_flush"] if name == "straight_flush" else [])
         shown = pc.is_in(self._keys, value_set=pa.array(names)).to_numpy(zero_copy_only=False)
-        flags = np.zeros(len(self.pool), dtype=bool)
-        if surely:
-            shown &= rows.columns["counted"].astype(bool)
-        flags[rows.hand[shown]] = True
-        return flags if surely else flags | (np.diff(rows.first) == 0)  # no row: any
+        flags[rows.hand[shown & rows.columns["counted"].astype(bool)]] = True
+        return flags
+
+    def _key_showing(self, key: str) -> Flags:
+        """Per hand of the pool, whether a key of the closed game may settle it
+        (`KEYS_SHOWN`): a player who surrendered (`surrender`, `surrender_points`), two
+        who declared a natural (`naturals_between`), a row the cards make a 5432A
+        straight or straight flush (`wheel`)."""
+        counts = np.zeros(len(self.pool), dtype=np.int64)
+        wheels = parse_value(["straight:5432A", "straight_flush:5432A"])
+        for (batch, _, offset), shown in zip(self.pool.batches, self.pool.shown, strict=True):
+            players = batch.players
+            if key == "wheel":
+                mine = np.isin(shown.value.reshape(len(players), -1), wheels).any(axis=1)
+            else:
+                mine = players.declared == (NATURAL if key == "naturals_between" else SURRENDER)
+            np.add.at(counts, players.hand[mine] + offset, 1)
+        return counts >= KEYS_SHOWN[key]
 
     def cap(self, hands: Ints) -> int | None:
         """The most points recorded between two players of `hands`, when more than one
@@ -342,6 +372,26 @@ class Recorded:
             self._made["royalties"] = made
         return self._made["royalties"]
 
+    def _made_keys(self) -> tuple[Ints, Ints]:
+        """Every row the cards make in the games without boards, as its hand and the
+        index of its royalty entry (`_royalty_codes`; -1: none); a middle also as Low in
+        the Middle values it."""
+        if self._made_rows is None:
+            hand, key = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+            for (batch, _, offset), shown in zip(self.pool.batches, self.pool.shown, strict=True):
+                if batch.game.boards:
+                    continue
+                players = batch.players
+                value = shown.value.reshape(len(players), 3)
+                open_face = batch.hands.open_face()[players.hand].astype(np.int64)
+                low = as_low_middle(value, np.ones(len(players), bool))  # as Low in the Middle
+                for made in (value, low):  # values it, too
+                    at = (np.arange(3)[None, :], open_face[:, None], made.astype(np.int64))
+                    hand.append(np.repeat(players.hand + offset, 3))
+                    key.append(_royalty_codes()[0][at].ravel())
+            self._made_rows = (np.concatenate(hand), np.concatenate(key))
+        return self._made_rows
+
     def _declared(self) -> Ints:
         """Per hand of the pool, the naturals its players declared, as bits (1 << code,
         the code 1 + the natural's index in NATURALS)."""
@@ -426,6 +476,23 @@ class Recorded:
         made.columns["next_read"] = _next_read(self.pool, made, every).astype(np.int64)
         self._made["tops"] = made
         return made
+
+
+@cache
+def _royalty_codes() -> tuple[Ints, tuple[str, ...]]:
+    """Each value's royalty entry (`royalty_keys`), by row and whether the game is open
+    face, as an index into the entries (second); shape (3, 2, values + 1), the last for
+    no value (-1), and -1 where it names none."""
+    text = pa.array(value_text(np.arange(-1, low_only_values()[1] + 1)), pa.string())
+    text = pa.concat_arrays([text[1:], text[:1]])  # value -1 (none) last: indexed by -1
+    keys = [
+        royalty_keys(text, np.full(len(text), row), np.full(len(text), open_face))
+        for row in range(3)
+        for open_face in (False, True)
+    ]
+    names = pc.unique(pa.chunked_array(keys).drop_null())
+    codes = [ints(pc.index_in(k, value_set=names), -1) for k in keys]
+    return np.stack(codes).reshape(3, 2, len(text)), tuple(names.to_pylist())
 
 
 def _next_hands(pool: Pool, rows: Rows) -> tuple[Ints, Ints]:

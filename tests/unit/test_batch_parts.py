@@ -4,14 +4,18 @@ whole batch, for every game, on the examples' faulty histories (whose hands dive
 
 from __future__ import annotations
 
+import contextlib
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pipeline.core.inference import candidate
+from pipeline.core.inference import candidate, hand_rules
 from pipeline.core.rules import RuleBook
-from pipeline.engine.pool import Pool, read_pool
+from pipeline.engine.infer import _Searcher
+from pipeline.engine.pool import Pool, Scorable, _divergences, _taken, read_pool
+from pipeline.engine.recorded import Recorded
 from pipeline.ingest.house_rules import read_rules
 from tests.conftest import EXAMPLES
 
@@ -59,3 +63,55 @@ def test_hands_scored_apart_diverge_as_in_their_whole_batches(name: str) -> None
             np.testing.assert_array_equal(apart, whole[some])
         pool.focus_on(None)
     assert diverged  # the comparison saw divergences, not only clean hands
+
+
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_hands_taken_in_any_order_diverge_as_in_their_batch(name: str) -> None:
+    # The pool is held table by table (`by_table`): hands taken from a batch in any
+    # order, with their players, streets, rows and settlements following them.
+    pool = read_pool(inputs(SETS[name]))
+    rng = np.random.default_rng(11)
+    diverged = 0
+    for scorable, (batch, _, offset) in zip(_scorables(pool), pool.batches, strict=True):
+        profile = candidate(int(batch.hands.game[0]), {})
+        whole = pool.divergences(profile, offset + np.arange(len(batch)))
+        order = rng.permutation(len(batch))[: max(1, 2 * len(batch) // 3)]
+        part = _taken(scorable, order)
+        apart = _divergences(*part, hand_rules(profile))
+        np.testing.assert_array_equal(apart, whole[order])
+        taken = part[0]  # each hand's players, their streets and rows, its settlements
+        for owner in (taken.players.hand, taken.players.streets.player, taken.rows.player,
+                      taken.settlements.hand, taken.sitting_out.hand):  # fmt: skip
+            assert (np.diff(owner) >= 0).all()  # follow it, in its new place
+        diverged += int((apart > 0).sum())
+    assert diverged
+
+
+def test_the_pool_holds_each_table_in_one_batch_and_knows_the_order_read() -> None:
+    files = inputs(SETS["house"] + SETS["family"])
+    pool = read_pool(files)
+    read: dict[str, None] = {}  # each hand id, first read (a block's games are read one
+    for line in (line for f in files for line in f.read_text().splitlines()):  # after
+        with contextlib.suppress(ValueError, KeyError, TypeError):  # another: by game)
+            read.setdefault(json.loads(line)["hand_id"], None)
+    game = dict(zip(pool.hand_id, pool.game, strict=True))
+    in_order = [pool.hand_id[i] for i in np.argsort(pool.read_at)]
+    for code in set(pool.game):
+        assert [h for h in in_order if game[h] == code] == [
+            h for h in read if h in game and game[h] == code
+        ]
+    starts = np.array([offset for _, _, offset in pool.batches])
+    tables = np.array(pool.table_id)
+    for table in set(pool.table_id):
+        mine = np.flatnonzero(tables == table)
+        assert len(set(np.searchsorted(starts, mine, side="right"))) == 1, table
+        assert (np.diff(mine) == 1).all() and (np.diff(np.array(pool.hand_no)[mine]) >= 0).all()
+    searcher = _Searcher(pool, Recorded(pool), None)  # its pooled readings: in the order read
+    for code in set(pool.game):
+        mine = searcher._of(code, None)
+        assert [pool.hand_id[i] for i in mine] == [h for h in in_order if game[h] == code]
+
+
+def _scorables(pool: Pool) -> list[Scorable]:
+    return [(b, own, shown, rows) for (b, own, _), shown, rows
+            in zip(pool.batches, pool.shown, pool.rows, strict=True)]  # fmt: skip

@@ -6,14 +6,17 @@ together."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from pipeline.core.inference import CATALOGUE, one_changed
+from pipeline.core.inference import CATALOGUE, TABLES, changes, one_changed, with_value
+from pipeline.core.rules import Profile
 from pipeline.engine.infer import _Searcher, infer_tables, table_hands
 from pipeline.engine.pool import read_pool
 from pipeline.engine.recorded import Recorded
+from tests.cli.test_evaluate_command import handaudit
 from tests.cli.test_rules_infer import _dealt
 from tests.conftest import EXAMPLES
 
@@ -46,7 +49,7 @@ def test_a_trial_scored_where_its_entry_shows_fits_as_scored_everywhere() -> Non
         left_out = set(CATALOGUE[base.variant.name])
         for other in others:
             for what, trial in one_changed(base, other, left_out):
-                beside = searcher.fit_beside(hands)(trial, base, what)
+                beside = searcher.fit_beside(hands)(trial, base)
                 narrowed += searcher.recorded.showing(what) is not None
                 assert beside[0] == searcher.fit(hands)(trial)[0], what
     assert narrowed > 50
@@ -94,3 +97,42 @@ def test_a_stay_no_player_made_is_undetermined(tmp_path: Path) -> None:
     for s in found.segments:
         if not stayed[s.table_id]:  # (where a player stayed, each row is told on its own)
             assert rows <= set(s.fit.entries), (s.table_id, s.fit.entries)
+
+
+def test_a_key_or_a_whole_table_scored_where_it_shows_fits_as_scored_everywhere(
+    tmp_path: Path,
+) -> None:
+    # Beside a scored profile, a catalogue key that only some players show (a surrender,
+    # two naturals, a 5432A) and a whole table read elsewhere are scored only on the
+    # hands that may show them: the fits (exact hands and divergences) are those of
+    # scoring every hand. A faulty table gives surrenders where none is allowed and
+    # naturals declared that the cards do not make.
+    rules, history = tmp_path / "deal.toml", tmp_path / "deal.jsonl"
+    rules.write_text(
+        '[profiles.deal]\ngame = "chinese"\nsurrender = false\nnaturals_between = "sum"\n'
+        'wheel = "second"\nhome_run = true\n[[tables]]\nmatch = "*"\nprofile = "deal"\n'
+    )  # the hands' own `rules` field is not believed by the search: left in
+    made = handaudit("generate", "--rules", str(rules), "--profile", "deal",
+                     "--out", str(history), "--tables", "2", "--hands", "300",
+                     "--seed", "8", "--faults", "0.1")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    pool = read_pool([*SETS, history])
+    searcher = _Searcher(pool, Recorded(pool), None)
+    narrowed: Counter[str] = Counter()
+    for _, hands in table_hands(pool):
+        base, *others = searcher.seeds(hands)
+        trials = changed_keys(base)
+        trials += [(key, with_value(base, key, other.values.get(key)))
+                   for other in others for key in TABLES if key in other.values]  # fmt: skip
+        for what, trial in trials:
+            shown = [searcher.recorded.showing(w) for w in changes(base, trial)]
+            narrowed[what] += bool(shown) and all(flags is not None for flags in shown)
+            assert searcher.fit_beside(hands)(trial, base) == searcher.fit(hands)(trial), what
+    assert {"surrender", "naturals_between", "wheel", "royalties", "naturals"} <= set(+narrowed)
+
+
+def changed_keys(base: Profile) -> list[tuple[str, Profile]]:
+    """`base` with one catalogue key set to each of its values."""
+    catalogue = CATALOGUE[base.variant.name]
+    return [(key, with_value(base, key, value)) for key, values in catalogue.items()
+            for value in values]  # fmt: skip
