@@ -126,6 +126,7 @@ class RecordedRows:
     board: Ints  # 0 or 1
     row: Ints  # index into ROW_NAMES
     value: pa.Array  # text as recorded
+    parsed: npt.NDArray[np.int16]  # the value it names (`parse_value`; -1: none)
     joker_as: pa.Array  # list<string> as recorded (null when absent)
     royalty: Ints  # the family's recorded royalty; see has_royalty
     has_royalty: Flags

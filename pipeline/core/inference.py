@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -68,13 +69,15 @@ def candidate(game: int, values: dict[str, Any]) -> Profile:
         for key, value in sorted(values.items())
         if value is not None and value != contract_value(variant, key, missing=object())
     }
-    contract = contract_tables(Profile("candidate", game))
+    contract = contract_tables(game)
     return Profile("candidate", game, {k: v for k, v in kept.items() if contract.get(k) != v})
 
 
-def contract_tables(profile: Profile) -> dict[str, Any]:
-    """The contract's tables of `profile`'s game, as a rules file gives them: a table
-    read that equals one is no change."""
+@cache
+def contract_tables(game: int) -> dict[str, Any]:
+    """The contract's tables of `game`, as a rules file gives them: a table read that
+    equals one is no change (made once; not to be changed)."""
+    profile = Profile("contract", game)
     if profile.variant.boards:  # a game of boards pays no royalty nor natural
         return {}
     tables: dict[str, Any] = {"royalties": royalty_table(profile)}

@@ -48,9 +48,10 @@ class Profile:
     def variant(self) -> Variant:
         return GAMES[self.game]
 
-    @property
+    @cached_property
     def digest(self) -> str:
-        """What the profile is, whatever the file's layout: its game and values."""
+        """What the profile is, whatever the file's layout: its game and values (made
+        once: a profile's values are not changed after it is made)."""
         text = json.dumps({"game": self.variant.name, **self.values}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 

@@ -51,8 +51,11 @@ def score_chinese(batch: HandBatch, values: npt.NDArray[np.int16]) -> tuple[Pair
     royalty[:, 1] = np.where(low, 0, royalty[:, 1])  # a low middle earns none
     declared = _declarations(batch, profile)
     pairs = _family_pairs(batch, rows, keys, foul, royalty, open_face, declared[3:])
-    earned, cards = ofc.fantasyland_next(rows, foul, players.fantasyland, book.open_face, profile)
     plays = open_face & hands.fantasyland_rule[players.hand]
+    earned, cards = np.zeros(len(players), dtype=bool), np.zeros(len(players), dtype=np.int64)
+    if plays.any():  # (closed Chinese plays none)
+        land = book.open_face
+        earned, cards = ofc.fantasyland_next(rows, foul, players.fantasyland, land, profile)
     score = ChineseScore(
         foul,
         np.where(foul[:, None], 0, royalty),

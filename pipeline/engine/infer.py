@@ -406,6 +406,7 @@ class _Searcher:
         on every hand of the table. (With faults, most candidates fit a few faulty hands
         by chance, and nothing more.) `misses`: the hands the best misses."""
         exact = self.pool.exact
+        self.pool.score_together(list(more.values()), hands[misses])
         gains = {d: int(f[misses].sum()) for d, (_, f) in flags.items()}
         gains |= {d: int(exact(p, hands[misses]).sum()) for d, p in more.items()}
         kept = may_split(gains, slack, len(hands))

@@ -134,7 +134,9 @@ class Pool:
         The search's candidates are scored under the highest floor (`hand_rules`); with
         `floor`, under the profile's own."""
         scored = profile if floor else hand_rules(profile)  # the keys read after set apart
-        found = self.memo.setdefault(scored.digest, np.full(len(self), -1, dtype=np.int64))
+        if scored.digest not in self.memo:
+            self.memo[scored.digest] = np.full(len(self), -1, dtype=np.int64)
+        found = self.memo[scored.digest]
         missing = np.unique(hands[found[hands] < 0])
         if not len(missing):
             return found[hands]
@@ -151,6 +153,24 @@ class Pool:
             part = self._part(rest)
             found[rest] = _divergences(*part, scored)
         return found[hands]
+
+    def score_together(self, profiles: Sequence[Profile], hands: Ints) -> None:
+        """Score on `hands` the `profiles` not yet scored on some of them, in one pass
+        (their batch held once per profile, one rule book for all): a small part costs a
+        pass more than its hands do. As `divergences`, under the highest floor."""
+        hands = np.unique(hands)
+        todo: dict[str, Profile] = {}
+        for profile in map(hand_rules, profiles):
+            found = self.memo.get(profile.digest)
+            if found is None or bool((found[hands] < 0).any()):
+                todo[profile.digest] = profile
+        if len(todo) < 2 or not len(hands):
+            return  # (one is scored as `divergences` scores it)
+        together = _stacked(self._part(hands), list(todo.values()))
+        for digest, found in zip(todo, together, strict=True):
+            if digest not in self.memo:
+                self.memo[digest] = np.full(len(self), -1, dtype=np.int64)
+            self.memo[digest][hands] = found
 
     def focus_on(self, hands: Ints | None) -> None:
         """Hold `hands` (ascending; one table's) as one batch, joined when a part of them
@@ -197,6 +217,25 @@ class Pool:
             ),
             np.concatenate(rows_of),
         )
+
+
+# The rule books of the candidates scored last (a book's tables are made on first use,
+# and the search scores a candidate on many parts of the hands).
+BOOKS_KEPT = 64
+_books: OrderedDict[str, RuleBook] = OrderedDict()
+
+
+def _book(profile: Profile) -> RuleBook:
+    """The rule book that holds `profile`, after the standard profiles (kept a while)."""
+    if profile.digest in _books:
+        _books.move_to_end(profile.digest)
+    else:
+        _books[profile.digest] = RuleBook(
+            (*standard_profiles(), replace(profile, name="candidate"))
+        )
+        if len(_books) > BOOKS_KEPT:
+            _books.popitem(last=False)
+    return _books[profile.digest]
 
 
 # A batch ready to score: its hands, what each says, its evaluation, its rows' divergences.
@@ -473,27 +512,52 @@ def _own(batch: HandBatch, table: pa.Table) -> Own:
 def _divergences(batch: HandBatch, own: Own, shown: Showdown, rows: Ints, profile: Profile) -> Ints:
     """Per hand of `batch`: its divergences under `profile` (1 for a hand of another
     game, or dealt other than the profile's boards: it cannot be exact under it)."""
-    of = batch.hands.game == profile.game
-    if profile.variant.boards:
-        of &= own.boards == profile.value("boards")
+    of = _playable(batch, own, profile)
     if not of.any():
         return np.ones(len(batch), dtype=np.int64)
     found = divergent_hands(force(batch, own, profile), shown, rows)
     return np.where(of, found, 1)
 
 
+def _stacked(scorable: Scorable, profiles: list[Profile]) -> Ints:
+    """Per profile (rows) and hand of a batch: its divergences under the profile, as
+    `_divergences` finds them, in one pass over the batch held once per profile."""
+    batch, own, shown, rows = scorable
+    k, n = len(profiles), len(batch)
+    named = (replace(p, name=f"candidate {i}") for i, p in enumerate(profiles))
+    book = RuleBook((*standard_profiles(), *named))
+    codes = np.repeat(len(GAMES) + np.arange(k, dtype=np.int64), n)
+    held = _forced(joined([batch] * k), stacked([own] * k), book, codes)
+    showdown = Showdown(*(np.concatenate([v] * k) for v in (shown.value, shown.joker_as)))
+    found = divergent_hands(held, showdown, np.tile(rows, k)).reshape(k, n)
+    of = np.stack([_playable(batch, own, p) for p in profiles])
+    return np.where(of, found, 1)
+
+
+def _playable(batch: HandBatch, own: Own, profile: Profile) -> Flags:
+    """Per hand of `batch`: of `profile`'s game, dealt its boards."""
+    of = batch.hands.game == profile.game
+    if profile.variant.boards:
+        of &= own.boards == profile.value("boards")
+    return of
+
+
 def force(batch: HandBatch, own: Own, profile: Profile) -> HandBatch:
     """`batch` with every hand under `profile` (its own scoring and surrender points
     still win over the profile's, as in a verify)."""
-    book = RuleBook((*standard_profiles(), replace(profile, name="candidate")))
-    code = len(GAMES)
-    hands = batch.hands
+    return _forced(batch, own, _book(profile), np.full(len(batch), len(GAMES), dtype=np.int64))
+
+
+def _forced(batch: HandBatch, own: Own, book: RuleBook, codes: Ints) -> HandBatch:
+    """`batch` with each hand under the profile of `book` its code gives (its own
+    scoring and surrender points still win over the profile's, as in a verify)."""
+    rules = book.chinese
     forced = replace(
-        hands,
-        profile=np.full(len(hands), code, dtype=np.int64),
-        two_four=np.where(own.has_scoring, own.two_four, book.chinese.two_four[code]),
+        batch.hands,
+        profile=codes,
+        two_four=np.where(own.has_scoring, own.two_four, rules.two_four[codes]),
         surrender_points=np.where(
-            own.has_surrender, own.surrender_points, book.chinese.surrender_points[code]
+            own.has_surrender, own.surrender_points, rules.surrender_points[codes]
         ),
     )
     return replace(batch, hands=forced, rules=book)

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from pydantic import ValidationError
 
 from pipeline.core import batch as hb
+from pipeline.core.evaluator import parse_value
 from pipeline.core.games import HOME_RUN_NAMES, LAYOUTS, ROW_NAMES, VARIANTS, Variant, per_game
 from pipeline.core.games.chinese import DECLARATIONS, DEFAULT_SURRENDER_POINTS, NATURALS
 from pipeline.core.rules import CONTRACT, RuleBook
@@ -277,6 +278,7 @@ def _recorded_rows(players: pa.Array) -> hb.RecordedRows:
         board=np.maximum(ints(field(rows, "board")) - 1, 0),  # no board: the only "board"
         row=ints(pc.index_in(field(rows, "row"), value_set=pa.array(ROW_NAMES))),
         value=field(rows, "value"),
+        parsed=parse_value(field(rows, "value")),
         joker_as=field(rows, "joker_as"),
         royalty=ints(field(rows, "royalty")),
         has_royalty=~is_null(field(rows, "royalty")),

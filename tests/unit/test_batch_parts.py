@@ -115,3 +115,22 @@ def test_the_pool_holds_each_table_in_one_batch_and_knows_the_order_read() -> No
 def _scorables(pool: Pool) -> list[Scorable]:
     return [(b, own, shown, rows) for (b, own, _), shown, rows
             in zip(pool.batches, pool.shown, pool.rows, strict=True)]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_candidates_scored_together_diverge_as_each_scored_alone(name: str) -> None:
+    pool = read_pool(inputs(SETS[name]))
+    book: RuleBook = read_rules(HOUSE / "house.toml")
+    games = sorted(set(pool.game))
+    profiles = [candidate(g, {}) for g in games] + [p for p in book.house if p.game in games]
+    rng = np.random.default_rng(5)
+    alone = {p.digest: unscored(pool).divergences(p, np.arange(len(pool))) for p in profiles}
+    for share in (0.05, 0.6):
+        some = rng.choice(len(pool), max(1, int(share * len(pool))), replace=False)
+        unscored(pool).score_together(profiles, some)
+        assert len(pool.memo) == len(profiles)
+        for profile in profiles:  # each hand as scored alone, and only those asked
+            found = pool.memo[hand_rules(profile).digest]
+            np.testing.assert_array_equal(found[some], alone[profile.digest][some])
+            assert (found >= 0).sum() == len(some)
+    assert sum(int((a > 0).sum()) for a in alone.values())  # hands diverged

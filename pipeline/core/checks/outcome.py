@@ -12,7 +12,7 @@ import numpy.typing as npt
 from pipeline.core.batch import HandBatch
 from pipeline.core.checks.findings import DivergenceCheck, Findings
 from pipeline.core.checks.jokers import check_joker_substitutes
-from pipeline.core.evaluator import parse_value, value_text
+from pipeline.core.evaluator import value_text
 from pipeline.core.games import HOME_RUN_NAMES, ROW_NAMES
 from pipeline.core.games.pairs import Pairs, sum_by
 from pipeline.core.money import Settlement, money_text
@@ -62,7 +62,7 @@ def _row_values(batch: HandBatch, shown: Showdown, findings: Findings) -> None:
     if len(rows.player) == 0:
         return
     ours = shown.value[rows.player, rows.board, rows.row]
-    theirs = parse_value(rows.value)
+    theirs = rows.parsed
     players = batch.players
     bad = np.flatnonzero(ours != theirs)
     if findings.mark(players.hand[rows.player[bad]]):
