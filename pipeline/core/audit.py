@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from pipeline.core.batch import HandBatch
 from pipeline.core.cards import card_texts, format_cards
-from pipeline.core.checks.family import check_chinese, streets_dealt
+from pipeline.core.checks.family import check_chinese, misplaced, streets_dealt
 from pipeline.core.checks.findings import Findings
 from pipeline.core.checks.outcome import check_outcomes, check_rows
 from pipeline.core.checks.seating import check_seating
@@ -101,22 +101,33 @@ def evaluated(batch: HandBatch) -> Showdown:
     return showdown(batch.game, batch.boards, batch.players.setting, batch.players.hand)
 
 
-def rows_divergent(batch: HandBatch, shown: Showdown) -> npt.NDArray[np.int64]:
-    """Per hand of a Taiwanese `batch`: how many recorded row values and jokers diverge,
-    which no profile changes (so found once for every profile the hands are put under);
-    none for the family, whose middle a profile may turn low."""
+@dataclass(frozen=True)
+class Unruled:
+    """What a batch's audit finds that no profile changes, found once for every profile
+    its hands are put under (`divergent_hands`)."""
+
+    # Per hand: how many recorded row values and jokers diverge (Taiwanese; none for the
+    # family, whose middle a profile may turn low).
+    rows: npt.NDArray[np.int64]
+    # Per player: whether their streets place cards wrong other than by the cards a
+    # Fantasyland street deals, which a profile sets (`misplaced`).
+    misplaced: npt.NDArray[np.bool_]
+
+
+def unruled(batch: HandBatch, shown: Showdown) -> Unruled:
+    """What the audit of `batch` (`evaluated` as `shown`) finds under any profile."""
     findings = Findings(marks_only=True)
-    if batch.game.layout is not Layout.chinese:
+    family = batch.game.layout is Layout.chinese
+    if not family:
         check_rows(batch, shown, findings)
-    return findings.counts(len(batch))
+    placed = misplaced(batch) if family else np.zeros(len(batch.players), dtype=bool)
+    return Unruled(findings.counts(len(batch)), placed)
 
 
-def divergent_hands(
-    batch: HandBatch, shown: Showdown, rows: npt.NDArray[np.int64]
-) -> npt.NDArray[np.int64]:
+def divergent_hands(batch: HandBatch, shown: Showdown, unruled: Unruled) -> npt.NDArray[np.int64]:
     """Per hand of `batch`: how many divergences its audit finds, without writing one.
-    `shown`: the batch `evaluated`, and `rows`: its `rows_divergent`, both found once
-    for any profiles its hands are put under."""
+    `shown`: the batch `evaluated`, and `unruled` what no profile changes, both found
+    once for any profiles its hands are put under."""
     family = batch.game.layout is Layout.chinese
     if family:
         shown = replace(shown, value=low_middles(batch, shown.value))
@@ -125,8 +136,8 @@ def divergent_hands(
     check_outcomes(batch, shown, scored.pairs, scored.points, scored.money, findings, family)
     check_seating(batch, findings)
     if scored.chinese is not None:
-        check_chinese(batch, scored.chinese, findings)
-    return findings.counts(len(batch)) + rows
+        check_chinese(batch, scored.chinese, findings, unruled.misplaced)
+    return findings.counts(len(batch)) + unruled.rows
 
 
 def score(batch: HandBatch, shown: Showdown) -> Scored:

@@ -201,7 +201,10 @@ def _following(renumber: Ints, owner: Ints) -> Ints:
     order of their owners' new places, and of an owner's in their own order."""
     new = renumber[owner]
     mine = np.flatnonzero(new >= 0)
-    return mine[np.argsort(new[mine], kind="stable")]
+    places = new[mine]
+    if len(places) and bool((places[1:] < places[:-1]).any()):  # (taken out of order)
+        mine = mine[np.argsort(places, kind="stable")]
+    return mine
 
 
 def _renumbered(columns: Any, index: Ints, renumber: Ints) -> Any:

@@ -134,13 +134,15 @@ def search(
     rounds: int = 4,
     shown: Callable[[str], bool] = lambda entry: True,
     fit_beside: Callable[[Profile, Profile], Fit] | None = None,
+    together: Callable[[list[Profile], Profile], None] | None = None,
 ) -> Search:
     """The best candidate from `seeds`, one catalogue key changed at a time while it
     fits better. `fit`: how well a candidate fits the run of hands (`Fit`); `shown`:
     whether an entry of a table (`naturals.dragon`) may settle one of them (another
     value of one that cannot fits them alike, and is not tried); `fit_beside`: the fit
     of a candidate beside a scored one it differs from (`changes`), scored only where
-    what changed may show."""
+    what changed may show; `together`: score candidates beside a scored one at once (a
+    key's values, asked one after another)."""
     fits: dict[str, tuple[Profile, Fit]] = {}
 
     def score(profile: Profile, beside: Profile | None = None) -> Fit:
@@ -150,16 +152,7 @@ def search(
         return fits[profile.digest][1]
 
     def ascend(best: Profile, keys: dict[str, tuple[Any, ...]]) -> Profile:
-        for _ in range(rounds):
-            improved = False
-            for key, values in keys.items():
-                for value in values:
-                    trial = with_value(best, key, value)
-                    if score(trial, best) > score(best):
-                        best, improved = trial, True
-            if not improved:
-                break
-        return best
+        return _ascend(best, keys, score, together, rounds)
 
     # From every seed that fits best (a file's, the contract, a reading: several keys
     # may be wrong at once, and one key's change shows only once the others are right).
@@ -188,6 +181,29 @@ def search(
     # Undetermined: what no exact hand tells apart (though the faults may prefer one).
     undetermined = differing(best, [p for p, n in fits.values() if n[0] == score(best)[0]])
     return Search(best, fits, undetermined)
+
+
+def _ascend(
+    best: Profile,
+    keys: dict[str, tuple[Any, ...]],
+    score: Callable[[Profile, Profile | None], Fit],
+    together: Callable[[list[Profile], Profile], None] | None,
+    rounds: int,
+) -> Profile:
+    """`best` with one of `keys` changed at a time while it fits better (`score`, beside
+    the best), for at most `rounds` rounds; a key's values scored `together` first."""
+    for _ in range(rounds):
+        improved = False
+        for key, values in keys.items():
+            if together is not None:
+                together([with_value(best, key, value) for value in values], best)
+            for value in values:
+                trial = with_value(best, key, value)
+                if score(trial, best) > score(best, None):
+                    best, improved = trial, True
+        if not improved:
+            break
+    return best
 
 
 def neighbours(profile: Profile) -> list[Profile]:

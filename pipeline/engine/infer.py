@@ -48,6 +48,7 @@ Ints = npt.NDArray[np.int64]
 # (whole batches, in input order), then scored with their neighbours on all of them.
 SAMPLE = 4000
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
+TOGETHER = 4096  # the most hands candidates are scored on together (`together`)
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,11 @@ class _Searcher:
     def _search(self, seeds: list[Profile], hands: Ints) -> Search:
         """The search from `seeds` on `hands`, each candidate scored where it may differ."""
         return search(
-            seeds, self.fit(hands), shown=self.shown(hands), fit_beside=self.fit_beside(hands)
+            seeds,
+            self.fit(hands),
+            shown=self.shown(hands),
+            fit_beside=self.fit_beside(hands),
+            together=self.together(hands),
         )
 
     def fit_beside(self, hands: Ints) -> Callable[[Profile, Profile], Fit]:
@@ -250,6 +255,24 @@ class _Searcher:
             return int((found == 0).sum()), -int(found.sum())
 
         return fit
+
+    def together(self, hands: Ints) -> Callable[[list[Profile], Profile], None]:
+        """Score candidates beside a scored `base` in one pass (`Pool.score_together`),
+        on the hands of `hands` that may show what any of them changes, when they are few
+        (a pass over many hands costs little more than their hands)."""
+
+        def together(trials: list[Profile], base: Profile) -> None:
+            flags = [self.recorded.showing(w) for t in trials for w in changes(base, t)]
+            if not flags:
+                return
+            if any(f is None for f in flags):
+                on = hands
+            else:
+                on = hands[np.logical_or.reduce([f[hands] for f in flags if f is not None])]
+            if 0 < len(on) <= TOGETHER:
+                self.pool.score_together(trials, on)
+
+        return together
 
     def shown(self, hands: Ints) -> Callable[[str], bool]:
         """Whether an entry of a table may settle one of `hands` (`Recorded.showing`)."""

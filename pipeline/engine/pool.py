@@ -23,7 +23,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.core.audit import divergent_hands, evaluated, rows_divergent
+from pipeline.core.audit import Unruled, divergent_hands, evaluated, unruled
 from pipeline.core.batch import HandBatch, each, joined, stacked, taken
 from pipeline.core.inference import hand_rules
 from pipeline.core.money import cents_of
@@ -77,7 +77,7 @@ class Pool:
 
     batches: list[tuple[HandBatch, Own, int]] = field(default_factory=list)  # with offsets
     shown: list[Showdown] = field(default_factory=list)  # each batch evaluated, once
-    rows: list[Ints] = field(default_factory=list)  # and its rows' divergences, once
+    unruled: list[Unruled] = field(default_factory=list)  # and what no profile changes
     hand_id: list[str] = field(default_factory=list)
     table_id: list[str] = field(default_factory=list)
     hand_no: list[int] = field(default_factory=list)
@@ -101,12 +101,12 @@ class Pool:
     def __len__(self) -> int:
         return len(self.hand_no)
 
-    def add(self, batch: HandBatch, own: Own, shown: Showdown, rows: Ints) -> None:
-        """A batch, what its hands say themselves, its evaluation and its rows'
-        divergences (`rows_divergent`)."""
+    def add(self, batch: HandBatch, own: Own, shown: Showdown, found: Unruled) -> None:
+        """A batch, what its hands say themselves, its evaluation and what its audit
+        finds under any profile (`unruled`)."""
         self.batches.append((batch, own, len(self)))
         self.shown.append(shown)
-        self.rows.append(rows)
+        self.unruled.append(found)
         hands = batch.hands
         self.hand_id += hands.hand_id.to_pylist()
         self.table_id += hands.table_id.to_pylist()
@@ -146,8 +146,8 @@ class Pool:
         sizes = np.array([len(batch) for batch, _, _ in self.batches])
         whole_batches = np.flatnonzero(counts > PART_OF_BATCH * sizes)
         for b in whole_batches.tolist():  # most of a batch: all of it, at little more cost
-            (batch, own, offset), shown, rows = self.batches[b], self.shown[b], self.rows[b]
-            found[offset : offset + len(batch)] = _divergences(batch, own, shown, rows, scored)
+            (batch, own, offset), shown, fixed = self.batches[b], self.shown[b], self.unruled[b]
+            found[offset : offset + len(batch)] = _divergences(batch, own, shown, fixed, scored)
         rest = missing[~np.isin(batch_of, whole_batches)]
         if len(rest):  # the others taken from their batches, as one
             part = self._part(rest)
@@ -181,7 +181,7 @@ class Pool:
 
     def _part(self, hands: Ints) -> Scorable:
         """The pool's hands `hands` (ascending) as one batch to score, with what each
-        says, its evaluation and its rows' divergences; kept, since the search asks about
+        says, its evaluation and what no profile changes; kept, since the search asks about
         the same hands under many candidates."""
         key = hands.tobytes()
         if key in self.parts:
@@ -205,9 +205,9 @@ class Pool:
         batch_of = np.searchsorted(starts, hands, side="right") - 1
         pieces = []
         for b in np.unique(batch_of).tolist():
-            (batch, own, offset), shown, rows = self.batches[b], self.shown[b], self.rows[b]
-            pieces.append(_taken((batch, own, shown, rows), hands[batch_of == b] - offset))
-        batches, owns, values, rows_of = zip(*pieces, strict=True)
+            (batch, own, offset), shown, fixed = self.batches[b], self.shown[b], self.unruled[b]
+            pieces.append(_taken((batch, own, shown, fixed), hands[batch_of == b] - offset))
+        batches, owns, values, fixed_of = zip(*pieces, strict=True)
         return (
             joined(list(batches)),
             stacked(list(owns)),
@@ -215,7 +215,7 @@ class Pool:
                 np.concatenate([v.value for v in values]),
                 np.concatenate([v.joker_as for v in values]),
             ),
-            np.concatenate(rows_of),
+            stacked(list(fixed_of)),
         )
 
 
@@ -238,16 +238,21 @@ def _book(profile: Profile) -> RuleBook:
     return _books[profile.digest]
 
 
-# A batch ready to score: its hands, what each says, its evaluation, its rows' divergences.
-Scorable = tuple[HandBatch, "Own", Showdown, Ints]
+# A batch ready to score: its hands, what each says, its evaluation, what no profile changes.
+Scorable = tuple[HandBatch, "Own", Showdown, Unruled]
 
 
 def _taken(scorable: Scorable, hands: Ints) -> Scorable:
     """The hands `hands` (indices, ascending) of a batch ready to score, as one."""
-    batch, own, shown, rows = scorable
+    batch, own, shown, fixed = scorable
     part, players = taken(batch, hands)
     value = Showdown(shown.value[players], shown.joker_as[players])
-    return part, each(own, hands, len(batch)), value, rows[hands]
+    return (
+        part,
+        each(own, hands, len(batch)),
+        value,
+        Unruled(fixed.rows[hands], fixed.misplaced[players]),
+    )
 
 
 def _among(held: Ints, hands: Ints, at: Ints) -> bool:
@@ -267,7 +272,7 @@ def ranges(first: Ints, hands: Ints) -> Ints:
 class _Read:
     """One block read, checked and evaluated, ready for the pool."""
 
-    batches: list[tuple[HandBatch, Own, Showdown, Ints]]
+    batches: list[Scorable]
     rejects: list[str]  # the checks of its quarantined records (but repeats)
     repeats: list[tuple[str, str | None]]  # its repeated hands' ids and digests
     aside: list[Appearance]  # their players
@@ -292,7 +297,7 @@ def _read(block: FilePart, seen: set[str]) -> _Read:
         aside += appearances(quarantined)
         for batch in batches:
             shown = evaluated(batch)
-            held.append((batch, _own(batch, table), shown, rows_divergent(batch, shown)))
+            held.append((batch, _own(batch, table), shown, unruled(batch, shown)))
     return _Read(held, rejects, repeats, aside, records, seen - before)
 
 
@@ -396,8 +401,8 @@ def read_pool(paths: Sequence[Path], progress: Progress | None = None, workers: 
         if not verified.isdisjoint(done.ids):
             done = _read(block, verified)
         verified.update(done.ids)
-        for batch, own, shown, rows in done.batches:
-            pool.add(batch, own, shown, rows)
+        for batch, own, shown, found in done.batches:
+            pool.add(batch, own, shown, found)
         pool.quarantined.update(done.rejects)
         repeats.extend(done.repeats)
         aside.extend(done.aside)
@@ -509,27 +514,29 @@ def _own(batch: HandBatch, table: pa.Table) -> Own:
     )
 
 
-def _divergences(batch: HandBatch, own: Own, shown: Showdown, rows: Ints, profile: Profile) -> Ints:
+def _divergences(
+    batch: HandBatch, own: Own, shown: Showdown, fixed: Unruled, profile: Profile
+) -> Ints:
     """Per hand of `batch`: its divergences under `profile` (1 for a hand of another
     game, or dealt other than the profile's boards: it cannot be exact under it)."""
     of = _playable(batch, own, profile)
     if not of.any():
         return np.ones(len(batch), dtype=np.int64)
-    found = divergent_hands(force(batch, own, profile), shown, rows)
+    found = divergent_hands(force(batch, own, profile), shown, fixed)
     return np.where(of, found, 1)
 
 
 def _stacked(scorable: Scorable, profiles: list[Profile]) -> Ints:
     """Per profile (rows) and hand of a batch: its divergences under the profile, as
     `_divergences` finds them, in one pass over the batch held once per profile."""
-    batch, own, shown, rows = scorable
+    batch, own, shown, fixed = scorable
     k, n = len(profiles), len(batch)
     named = (replace(p, name=f"candidate {i}") for i, p in enumerate(profiles))
     book = RuleBook((*standard_profiles(), *named))
     codes = np.repeat(len(GAMES) + np.arange(k, dtype=np.int64), n)
     held = _forced(joined([batch] * k), stacked([own] * k), book, codes)
     showdown = Showdown(*(np.concatenate([v] * k) for v in (shown.value, shown.joker_as)))
-    found = divergent_hands(held, showdown, np.tile(rows, k)).reshape(k, n)
+    found = divergent_hands(held, showdown, stacked([fixed] * k)).reshape(k, n)
     of = np.stack([_playable(batch, own, p) for p in profiles])
     return np.where(of, found, 1)
 

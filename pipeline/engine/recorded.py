@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from pipeline.core.audit import score
 from pipeline.core.batch import Settlements
 from pipeline.core.checks.family import streets_dealt
-from pipeline.core.evaluator import Category, parse_value, value_text
+from pipeline.core.evaluator import Category, category_of, parse_value, value_text
 from pipeline.core.evaluator.values import low_only_values
 from pipeline.core.games.chinese import NATURAL, NATURALS, PLAY, SURRENDER, as_low_middle
 from pipeline.core.games.game import HOME_RUN, ROWS
@@ -80,9 +80,11 @@ class Rows:
         return {name: column[at] for name, column in self.columns.items()}
 
 
-# The catalogue keys a hand shows only through some of its players, with how many it
-# takes: a hand that shows none of them settles alike under either value (`showing`).
-KEYS_SHOWN = {"surrender": 1, "surrender_points": 1, "naturals_between": 2, "wheel": 1}
+# The keys a hand shows only through some of its players, with how many it takes, and
+# the scoop bonus, which only a scoop shows: a hand that shows none of them settles
+# alike under either value (`showing`).
+PLAYERS_SHOWING = {"surrender": 1, "surrender_points": 1, "naturals_between": 2, "wheel": 1}
+KEYS_SHOWN = frozenset({*PLAYERS_SHOWING, "scoop_bonus"})
 
 
 @dataclass
@@ -210,8 +212,8 @@ class Recorded:
         `naturals.dragon`) may settle some part of it: a row recorded with the royalty's
         category (a straight flush's entry pays a royal flush the row's table leaves
         out), or a player who declared the natural; a hand with no row recorded may show
-        any royalty; or a catalogue key of the closed game (`_key_showing`). None: any
-        hand may (another key, or Fantasyland's entries). Under another value of the
+        any royalty; a key some players show (`_key_showing`); an entry of Fantasyland
+        (`_land_showing`). None: any hand may (another key). Under another value of the
         entry, a hand that shows none of it settles alike.
         `surely`: only the hands whose records show it (a row recorded with its category
         and a royalty, of a player who did not foul)."""
@@ -225,6 +227,8 @@ class Recorded:
         key, _, path = entry.partition(".")
         if key in KEYS_SHOWN and not surely:
             return self._key_showing(key)
+        if key == "fantasyland" and not surely:
+            return self._land_showing(path)
         if key == "naturals":
             code = 1 + NATURALS.index(path)
             declared = self._declared()
@@ -250,6 +254,8 @@ class Recorded:
         (`KEYS_SHOWN`): a player who surrendered (`surrender`, `surrender_points`), two
         who declared a natural (`naturals_between`), a row the cards make a 5432A
         straight or straight flush (`wheel`)."""
+        if key == "scoop_bonus":
+            return self._scooped()
         counts = np.zeros(len(self.pool), dtype=np.int64)
         wheels = parse_value(["straight:5432A", "straight_flush:5432A"])
         for (batch, _, offset), shown in zip(self.pool.batches, self.pool.shown, strict=True):
@@ -259,7 +265,46 @@ class Recorded:
             else:
                 mine = players.declared == (NATURAL if key == "naturals_between" else SURRENDER)
             np.add.at(counts, players.hand[mine] + offset, 1)
-        return counts >= KEYS_SHOWN[key]
+        return counts >= PLAYERS_SHOWING[key]
+
+    def _land_showing(self, path: str) -> Flags:
+        """Per hand of the pool, whether an entry of Fantasyland's table (`entry`,
+        `entry_cards.KK`, `stay.middle`, `stay_cards`) may settle it: a player in
+        Fantasyland (their stay, and the cards their street deals, which the entries
+        bound), the hand after one whose record earned it (the cards dealt there,
+        `card_misses`), and for `entry` a player whose top the cards make a pair or trips
+        (whether it earns an entry)."""
+        f = self._tops()
+        flags = np.zeros(len(self.pool), dtype=bool)
+        flags[f.hand[f.columns["in_fantasyland"].astype(bool)]] = True
+        after = f.columns["next_hand"][f.columns["earned"].astype(bool)]
+        flags[after[after >= 0]] = True
+        if path == "entry":
+            for (batch, _, offset), shown in zip(self.pool.batches, self.pool.shown, strict=True):
+                players = batch.players
+                if not batch.hands.open_face().any():
+                    continue
+                top = category_of(shown.value.reshape(len(players), 3)[:, 0])
+                made = (top == Category.pair) | (top == Category.three_of_a_kind)
+                flags[players.hand[made & batch.hands.open_face()[players.hand]] + offset] = True
+        return flags
+
+    def _scooped(self) -> Flags:
+        """Per hand of the pool, whether a player of an open-face hand won all three rows
+        from another (audited under the contract: who wins a row does not depend on the
+        points, nor a foul on them)."""
+        flags = np.zeros(len(self.pool), dtype=bool)
+        for (batch, own, offset), shown in zip(self.pool.batches, self.pool.shown, strict=True):
+            if not batch.hands.open_face().any():
+                continue
+            probe = candidate(int(batch.hands.game[0]), {})  # a batch is of one game
+            pairs = score(force(batch, own, probe), shown).pairs
+            assert pairs.decision is not None  # every scorer says how it decided
+            won, lost = pairs.decision.rows_won, pairs.decision.rows_lost
+            swept = (np.bitwise_count(won) == 3) | (np.bitwise_count(lost) == 3)
+            swept &= batch.hands.open_face()[pairs.hand]
+            flags[pairs.hand[swept] + offset] = True
+        return flags
 
     def cap(self, hands: Ints) -> int | None:
         """The most points recorded between two players of `hands`, when more than one

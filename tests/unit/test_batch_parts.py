@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import contextlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
+from pipeline.core.audit import score
+from pipeline.core.batch import HandBatch
+from pipeline.core.checks.family import _dealt_beyond, check_chinese, check_placements
+from pipeline.core.checks.findings import Findings
 from pipeline.core.inference import candidate, hand_rules
 from pipeline.core.rules import RuleBook
+from pipeline.core.scoring import low_middles
 from pipeline.engine.infer import _Searcher
-from pipeline.engine.pool import Pool, Scorable, _divergences, _taken, read_pool
+from pipeline.engine.pool import Pool, Scorable, _divergences, _taken, force, read_pool
 from pipeline.engine.recorded import Recorded
 from pipeline.ingest.house_rules import read_rules
 from tests.conftest import EXAMPLES
@@ -114,7 +121,7 @@ def test_the_pool_holds_each_table_in_one_batch_and_knows_the_order_read() -> No
 
 def _scorables(pool: Pool) -> list[Scorable]:
     return [(b, own, shown, rows) for (b, own, _), shown, rows
-            in zip(pool.batches, pool.shown, pool.rows, strict=True)]  # fmt: skip
+            in zip(pool.batches, pool.shown, pool.unruled, strict=True)]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", sorted(SETS))
@@ -134,3 +141,38 @@ def test_candidates_scored_together_diverge_as_each_scored_alone(name: str) -> N
             np.testing.assert_array_equal(found[some], alone[profile.digest][some])
             assert (found >= 0).sum() == len(some)
     assert sum(int((a > 0).sum()) for a in alone.values())  # hands diverged
+
+
+def test_placements_found_once_and_under_each_profile_are_those_a_verify_finds() -> None:
+    # `rules infer` finds the placements no profile changes once (`misplaced`) and the
+    # cards a Fantasyland street deals, which a profile bounds, under each candidate:
+    # the same players as `check_placements`, which a verify runs.
+    pool = read_pool(inputs(SETS["family"] + SETS["house"] + [HOUSE / "pineapple_prog-faults"]))
+    book: RuleBook = read_rules(HOUSE / "house.toml")
+    compared = wrong = beyond = 0
+    for (batch, own, _), shown, fixed in zip(pool.batches, pool.shown, pool.unruled, strict=True):
+        game = int(batch.hands.game[0])
+        for profile in [candidate(game, {}), *(p for p in book.house if p.game == game)]:
+            forced = force(batch, own, profile)
+            findings = Findings()
+            check_placements(forced, findings)
+            found = np.zeros(len(batch.players), dtype=bool)
+            found[_player_of(forced, findings)] = True
+            np.testing.assert_array_equal(fixed.misplaced | _dealt_beyond(forced), found)
+            scored = score(forced, replace(shown, value=low_middles(forced, shown.value)))
+            assert scored.chinese is not None
+            counts = [Findings(marks_only=True) for _ in range(2)]  # each way, per hand
+            check_chinese(forced, scored.chinese, counts[0])
+            check_chinese(forced, scored.chinese, counts[1], fixed.misplaced)
+            np.testing.assert_array_equal(*(c.counts(len(batch)) for c in counts))
+            compared += len(found)
+            wrong += int(found.sum())
+            beyond += int((_dealt_beyond(forced) & ~fixed.misplaced).sum())
+    assert compared and wrong and beyond  # placements went wrong, some by the cards dealt
+
+
+def _player_of(batch: HandBatch, findings: Findings) -> npt.NDArray[np.int64]:
+    """The players of `findings` (each names their hand and seat)."""
+    players = batch.players
+    key = players.hand * 16 + players.seat
+    return np.searchsorted(key, np.array(findings.hand) * 16 + np.array(findings.seat))

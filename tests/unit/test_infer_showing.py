@@ -11,16 +11,25 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.inference import CATALOGUE, TABLES, changes, one_changed, with_value
+from pipeline.core.inference import (
+    CATALOGUE,
+    TABLES,
+    candidate,
+    changes,
+    one_changed,
+    with_value,
+)
 from pipeline.core.rules import Profile
 from pipeline.engine.infer import _Searcher, infer_tables, table_hands
 from pipeline.engine.pool import read_pool
 from pipeline.engine.recorded import Recorded
+from pipeline.ingest.house_rules import read_rules
 from tests.cli.test_evaluate_command import handaudit
 from tests.cli.test_rules_infer import _dealt
 from tests.conftest import EXAMPLES
 
 SETS = sorted((EXAMPLES / "house-rules").glob("*/hands.jsonl"))
+HOUSE_RULES = EXAMPLES / "house-rules" / "house.toml"
 
 
 def untold(found: object) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
@@ -116,7 +125,12 @@ def test_a_key_or_a_whole_table_scored_where_it_shows_fits_as_scored_everywhere(
                      "--out", str(history), "--tables", "2", "--hands", "300",
                      "--seed", "8", "--faults", "0.1")  # fmt: skip
     assert made.returncode == 0, made.stderr
-    pool = read_pool([*SETS, history])
+    land = tmp_path / "land.jsonl"  # Fantasyland's entries, with faults
+    made = handaudit("generate", "--rules", str(HOUSE_RULES), "--profile", "pineapple_prog",
+                     "--out", str(land), "--tables", "2", "--hands", "300",
+                     "--seed", "8", "--faults", "0.1")  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    pool = read_pool([*SETS, history, land])
     searcher = _Searcher(pool, Recorded(pool), None)
     narrowed: Counter[str] = Counter()
     for _, hands in table_hands(pool):
@@ -124,11 +138,14 @@ def test_a_key_or_a_whole_table_scored_where_it_shows_fits_as_scored_everywhere(
         trials = changed_keys(base)
         trials += [(key, with_value(base, key, other.values.get(key)))
                    for other in others for key in TABLES if key in other.values]  # fmt: skip
+        trials += [one for other in others for one in one_changed(base, other, set(CATALOGUE))]
         for what, trial in trials:
             shown = [searcher.recorded.showing(w) for w in changes(base, trial)]
             narrowed[what] += bool(shown) and all(flags is not None for flags in shown)
             assert searcher.fit_beside(hands)(trial, base) == searcher.fit(hands)(trial), what
-    assert {"surrender", "naturals_between", "wheel", "royalties", "naturals"} <= set(+narrowed)
+    shown = {"surrender", "naturals_between", "wheel", "scoop_bonus", "royalties", "naturals"}
+    shown |= {"fantasyland", "fantasyland.entry", "fantasyland.stay", "fantasyland.stay_cards"}
+    assert shown <= set(+narrowed)
 
 
 def changed_keys(base: Profile) -> list[tuple[str, Profile]]:
@@ -136,3 +153,47 @@ def changed_keys(base: Profile) -> list[tuple[str, Profile]]:
     catalogue = CATALOGUE[base.variant.name]
     return [(key, with_value(base, key, value)) for key, values in catalogue.items()
             for value in values]  # fmt: skip
+
+
+def test_fantasyland_shows_where_a_player_sits_in_it_or_is_dealt_after_earning_it(
+    tmp_path: Path,
+) -> None:
+    # A Fantasyland entry is scored on the hands with a player in it (their stay, their
+    # street's cards) and the hand after one whose record earned it (the cards dealt
+    # there). The two are mostly the same hands; here they part: the hand before a
+    # player's first Fantasyland is missing from the export, and a player who earned
+    # it is recorded out of it in the next hand (a fault).
+    made = tmp_path / "land.jsonl"
+    dealt = handaudit("generate", "--rules", str(HOUSE_RULES), "--profile", "pineapple_prog",
+                      "--out", str(made), "--tables", "1", "--hands", "200",
+                      "--seed", "8")  # fmt: skip
+    assert dealt.returncode == 0, dealt.stderr
+    hands = [json.loads(line) for line in made.read_text().splitlines()]
+    inside = [i for i, h in enumerate(hands) if any(p.get("fantasyland") for p in h["players"])]
+    hands.pop(inside[0] - 1)  # the hand that earned the first Fantasyland
+    later = next(  # a hand after an entry where no top is a pair or trips (which would
+        i + 1  # show an entry as it is: whether it earns one)
+        for i, h in enumerate(hands[:-1])
+        if any(p.get("fantasyland_next") for p in h["players"])
+        and not any(p["rows"][0]["value"].startswith(("pair", "three"))
+                    for p in hands[i + 1]["players"])
+    )  # fmt: skip
+    for player in hands[later]["players"]:
+        player["fantasyland"] = False  # dealt the cards earned, recorded out of it
+    history = tmp_path / "cut.jsonl"
+    history.write_text("".join(json.dumps(h) + "\n" for h in hands))
+    pool = read_pool([history])
+    searcher = _Searcher(pool, Recorded(pool), None)
+    ((_, table),) = table_hands(pool)
+    true = next(p for p in read_rules(HOUSE_RULES).house if p.name == "pineapple_prog")
+    base = candidate(true.game, true.values)
+    others = [candidate(true.game, {}), *(candidate(true.game, {"fantasyland": land}) for land in (
+        {"entry": "QQ"}, {"entry": "AA"}, {"entry_cards": {"KK": 15, "AA": 15, "trips": 17}},
+        {"stay": ["bottom:four_of_a_kind"]}, {"stay_cards": 15}))]  # fmt: skip
+    tried = 0
+    for other in others:
+        for what, trial in one_changed(base, other, set(CATALOGUE)):
+            if what.startswith("fantasyland"):
+                assert searcher.fit_beside(table)(trial, base) == searcher.fit(table)(trial), what
+                tried += 1
+    assert tried >= 5

@@ -23,9 +23,12 @@ Flags = npt.NDArray[np.bool_]
 Sums = npt.NDArray[np.uint64]
 
 
-def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) -> None:
+def check_chinese(
+    batch: HandBatch, scored: ChineseScore, findings: Findings, misplaced: Flags | None = None
+) -> None:
     """Add a divergence for every recorded foul and royalty that differs, and for every
-    declared natural the cards do not make."""
+    declared natural the cards do not make; `misplaced`: the players `misplaced` found
+    (marks only)."""
     players, rows = batch.players, batch.rows
     seat, hand = players.seat, players.hand
     _recorded_flags(
@@ -65,7 +68,10 @@ def check_chinese(batch: HandBatch, scored: ChineseScore, findings: Findings) ->
             f"for the next hand, recorded as {'not earned' if earns else 'earned'}"
         ),
     )
-    check_placements(batch, findings)
+    if misplaced is None:
+        check_placements(batch, findings)
+    else:  # a player's placements diverge once, whatever their reasons
+        findings.mark(batch.players.hand[misplaced | _dealt_beyond(batch)])
     _declarations(batch, scored, findings)
 
 
@@ -177,6 +183,42 @@ def check_placements(batch: HandBatch, findings: Findings) -> None:
     """chinese-family.md section 5: street sizes, every dealt card placed or discarded on
     its street, and the final rows the placements of all streets."""
     players = batch.players
+    for p, why in sorted(_placement_problems(batch).items()):
+        findings.add(
+            int(players.hand[p]),
+            DivergenceCheck.placement,
+            f"seat {players.seat[p]}: {why}",
+            seat=int(players.seat[p]),
+        )
+
+
+def misplaced(batch: HandBatch) -> Flags:
+    """Per player: whether `check_placements` finds their placements wrong other than by
+    the cards a Fantasyland street deals (`_dealt_beyond`), which the hand's profile
+    bounds: what no profile changes, found once for every profile."""
+    flags = np.zeros(len(batch.players), dtype=bool)
+    flags[list(_placement_problems(batch, limits=False))] = True
+    return flags
+
+
+def _dealt_beyond(batch: HandBatch) -> Flags:
+    """Per player: whether a street of theirs in Fantasyland deals more or fewer cards
+    than the hand's profile deals there."""
+    players, streets = batch.players, batch.players.streets
+    owner = streets.player
+    dealt = np.bincount(streets.parts["dealt"][1], minlength=len(streets))
+    profile = batch.hands.profile[players.hand[owner]]
+    low, high = (limit[profile] for limit in batch.rules.open_face.fantasyland_dealt)
+    has_streets = np.array([v.streets is not None for v in VARIANTS.values()])
+    beyond = players.fantasyland[owner] & ((dealt < low) | (dealt > high))
+    beyond &= has_streets[batch.hands.game[players.hand[owner]]]
+    return np.bincount(owner[beyond], minlength=len(players)) > 0
+
+
+def _placement_problems(batch: HandBatch, limits: bool = True) -> dict[int, str]:
+    """The players whose placements `check_placements` finds wrong, with the first reason;
+    without `limits`, a Fantasyland street may deal any number of cards."""
+    players = batch.players
     streets = players.streets
     parts, n_streets = streets.parts, len(streets)
     rows = [parts[name] for name in ROW_NAMES]
@@ -201,18 +243,12 @@ def check_placements(batch: HandBatch, findings: Findings) -> None:
             int(streets.player[s]),
             "a street's dealt cards are not the ones it placed and discarded",
         )
-    rule_bad = _street_sizes(batch, streets.player, dealt, placed, discard)
+    rule_bad = _street_sizes(batch, streets.player, dealt, placed, discard, limits)
     for p, why in rule_bad.items():
         problems.setdefault(p, why)
     for p, why in _rows_placed(batch).items():
         problems.setdefault(p, why)
-    for p, why in sorted(problems.items()):
-        findings.add(
-            int(players.hand[p]),
-            DivergenceCheck.placement,
-            f"seat {players.seat[p]}: {why}",
-            seat=int(players.seat[p]),
-        )
+    return problems
 
 
 def _rows_placed(batch: HandBatch) -> dict[int, str]:
@@ -236,10 +272,10 @@ def _rows_placed(batch: HandBatch) -> dict[int, str]:
 
 
 def _street_sizes(
-    batch: HandBatch, street_player: Ints, dealt: Ints, placed: Ints, discard: Ints
+    batch: HandBatch, street_player: Ints, dealt: Ints, placed: Ints, discard: Ints, limits: bool
 ) -> dict[int, str]:
     """Players whose streets do not deal, place and discard as their game does (in or out
-    of Fantasyland), with why."""
+    of Fantasyland: without `limits`, dealing any number of cards there), with why."""
     players = batch.players
     game = batch.hands.game[players.hand]
     count = np.bincount(street_player, minlength=len(players))
@@ -264,7 +300,7 @@ def _street_sizes(
         want_dealt = np.where(number == 0, rule.first, rule.later_dealt)
         want_placed = np.where(number == 0, rule.first, rule.later_placed)
         usual = (deals == want_dealt) & (places == want_placed)
-        fantasy = (deals >= low) & (deals <= high) & (places == 13)
+        fantasy = (places == 13) & (((deals >= low) & (deals <= high)) | (not limits))
         kept = discards == deals - places
         for s in np.flatnonzero(~(kept & np.where(in_fantasyland, fantasy, usual)))[::-1].tolist():
             found[int(owner[s])] = (  # the first wrong street of each wins
