@@ -164,7 +164,9 @@ def test_placements_found_once_and_under_each_profile_are_those_a_verify_finds()
             counts = [Findings(marks_only=True) for _ in range(2)]  # each way, per hand
             check_chinese(forced, scored.chinese, counts[0])
             check_chinese(forced, scored.chinese, counts[1], fixed.misplaced)
-            np.testing.assert_array_equal(*(c.counts(len(batch)) for c in counts))
+            np.testing.assert_array_equal(
+                counts[0].counts(len(batch)), counts[1].counts(len(batch))
+            )
             compared += len(found)
             wrong += int(found.sum())
             beyond += int((_dealt_beyond(forced) & ~fixed.misplaced).sum())
