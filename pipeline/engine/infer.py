@@ -493,7 +493,7 @@ class _Searcher:
         ]
         left_out = {*CATALOGUE[best.variant.name], *TABLE_KEYS, "boards"}
         found: dict[str, tuple[str, Profile]] = {}
-        for other in others:
+        for other in {p.digest: p for p in others}.values():  # each profile once
             for what, trial in one_changed(best, other, left_out):
                 found.setdefault(trial.digest, (what, trial))
         return list(found.values())
@@ -585,7 +585,9 @@ class _Searcher:
                 if s.profile.digest in (digest, mine.profile.digest)
             ]
             profile = merged(other, mine.profile, mine.fit.undetermined, mine.fit.entries)
-            scores = {j: self.fit(segments[j].hands)(profile) for j in both}
+            scores = {  # each beside its own, scored on its hands
+                j: self.fit_beside(segments[j].hands)(profile, segments[j].profile) for j in both
+            }
             if all(scores[j] >= segments[j].fit.score for j in both):
                 for j in both:
                     fit = segments[j].fit

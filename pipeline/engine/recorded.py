@@ -181,6 +181,8 @@ class Recorded:
         """Per hand of the pool: the players dealt in it other than the Fantasyland cards
         `profile` says their previous hand earned (the rule across hands that the
         candidates' audits do not run), so that the cards read are scored too."""
+        if profile.digest in self._misses:  # (by profile: a Fantasyland digest costs more)
+            return self._misses[profile.digest]
         key = fantasyland_digest(profile)
         if key not in self._misses:
             f = self._tops().columns
@@ -194,6 +196,7 @@ class Recorded:
             want = np.where(f["in_fantasyland"].astype(bool), stay, entry)
             missed = due & (want >= 0) & (want != f["next_cards"])
             self._misses[key] = np.bincount(f["next_hand"][missed], minlength=len(self.pool))
+        self._misses[profile.digest] = self._misses[key]
         return self._misses[key]
 
     def scoop_bonus(self, hands: Ints, game: int) -> int | None:
