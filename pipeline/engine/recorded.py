@@ -240,10 +240,12 @@ class Recorded:
             return None
         part, _, name = path.partition(".")
         names = [f"{part}:{name}"] + ([f"{part}:royal_flush"] if name == "straight_flush" else [])
+        known = _royalty_codes()[1]
+        if not name:  # a whole row's table (a profile that leaves the row out): any entry
+            names = [n for n in known if n.startswith(f"{part}:")]
         flags = np.zeros(len(self.pool), dtype=bool)
         if not surely:  # the rows the cards make, whatever their records say
             hand, made = self._made_keys()
-            known = _royalty_codes()[1]
             flags[hand[np.isin(made, [known.index(n) for n in names if n in known])]] = True
             return flags
         rows = self._royalty_rows()

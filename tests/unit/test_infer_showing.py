@@ -133,8 +133,10 @@ def test_a_key_or_a_whole_table_scored_where_it_shows_fits_as_scored_everywhere(
     pool = read_pool([*SETS, history, land])
     searcher = _Searcher(pool, Recorded(pool), None)
     narrowed: Counter[str] = Counter()
+    house = read_rules(HOUSE_RULES).house  # low_middle leaves the middle's royalties out
     for _, hands in table_hands(pool):
         base, *others = searcher.seeds(hands)
+        others += [candidate(p.game, p.values) for p in house if p.game == base.game]
         trials = changed_keys(base)
         trials += [(key, with_value(base, key, other.values.get(key)))
                    for other in others for key in TABLES if key in other.values]  # fmt: skip
@@ -145,6 +147,7 @@ def test_a_key_or_a_whole_table_scored_where_it_shows_fits_as_scored_everywhere(
             assert searcher.fit_beside(hands)(trial, base) == searcher.fit(hands)(trial), what
     keys = {"surrender", "naturals_between", "wheel", "scoop_bonus", "royalties", "naturals"}
     keys |= {"fantasyland", "fantasyland.entry", "fantasyland.stay", "fantasyland.stay_cards"}
+    keys |= {"royalties.middle"}  # a whole row
     assert keys <= set(+narrowed)
 
 
