@@ -255,10 +255,10 @@ class Recorded:
         return flags
 
     def _key_showing(self, key: str) -> Flags:
-        """Per hand of the pool, whether a key of the closed game may settle it
-        (`KEYS_SHOWN`): a player who surrendered (`surrender`, `surrender_points`), two
-        who declared a natural (`naturals_between`), a row the cards make a 5432A
-        straight or straight flush (`wheel`)."""
+        """Per hand of the pool, whether a key may settle it (`KEYS_SHOWN`): a player
+        who surrendered (`surrender`, `surrender_points`), two who declared a natural
+        (`naturals_between`), a row the cards make a 5432A straight or straight flush
+        (`wheel`), a scoop (`scoop_bonus`, `_scooped`)."""
         if key == "scoop_bonus":
             return self._scooped()
         counts = np.zeros(len(self.pool), dtype=np.int64)
