@@ -8,6 +8,7 @@ player-level arrays point at their hand by index into the batch.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -153,6 +154,11 @@ class SittingOut:
 
 @dataclass(frozen=True)
 class HandBatch:
+    """Hands and what belongs to them: players, settlements and sitting-out players
+    (by `hand`), recorded rows and streets (by player), streets' parts (by street).
+    Each such column of owners is non-decreasing: an owner's items lie together, in
+    their owners' order (as decoded, taken and joined)."""
+
     hands: Hands
     game: Variant  # the rows and boards every hand of the batch shares
     boards: Codes  # (hands, boards, board size)
@@ -165,52 +171,81 @@ class HandBatch:
     def __len__(self) -> int:
         return len(self.hands)
 
+    @cached_property
+    def firsts(self) -> Firsts:
+        """Where each owner's items begin (made once: a batch is taken from many times)."""
+        players, streets = self.players, self.players.streets
+        return Firsts(
+            players=_firsts(players.hand, len(self)),
+            settlements=_firsts(self.settlements.hand, len(self)),
+            sitting_out=_firsts(self.sitting_out.hand, len(self)),
+            rows=_firsts(self.rows.player, len(players)),
+            streets=_firsts(streets.player, len(players)),
+            parts={
+                name: _firsts(street, len(streets)) for name, (_, street) in streets.parts.items()
+            },
+        )
+
+
+@dataclass(frozen=True)
+class Firsts:
+    """Per owner in a batch, where its items begin, and one more: where the last ends
+    (an owner's items are firsts[owner] up to firsts[owner + 1])."""
+
+    players: Ints  # per hand
+    settlements: Ints
+    sitting_out: Ints
+    rows: Ints  # per player
+    streets: Ints
+    parts: dict[str, Ints]  # per street, by part
+
+
+def _firsts(owner: Ints, n: int) -> Ints:
+    """Where the items of each of `n` owners begin in `owner` (non-decreasing), and the end."""
+    return np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(np.bincount(owner, minlength=n))])
+
 
 def taken(batch: HandBatch, hands: Ints) -> tuple[HandBatch, Ints]:
-    """The hands `hands` of `batch` (indices, distinct, in any order) as a batch of their
-    own in that order, with their players, streets, recorded rows, settlements and
-    sitting-out players, which follow their hands; and the indices of their players in
-    `batch` (to take what is kept per player beside it)."""
-    renumber = _renumbering(hands, len(batch))
-    players = batch.players
-    kept = _following(renumber, players.hand)
-    settled = _following(renumber, batch.settlements.hand)
-    away = _following(renumber, batch.sitting_out.hand)
-    taken_players = _players(players, kept, renumber[players.hand[kept]])
+    """The hands `hands` of `batch` (indices in any order, a hand as many times as it is
+    named) as a batch of their own in that order, with their players, streets, recorded
+    rows, settlements and sitting-out players, which follow their hands; and the indices
+    of their players in `batch` (to take what is kept per player beside it). The cost is
+    that of the hands taken, not of the batch: each owner's items are found where they
+    begin (`HandBatch.firsts`)."""
+    firsts = batch.firsts
+    kept, player_hand = _following(firsts.players, hands)
+    settled, settled_hand = _following(firsts.settlements, hands)
+    away, away_hand = _following(firsts.sitting_out, hands)
     return HandBatch(
         hands=each(batch.hands, hands, len(batch)),
         game=batch.game,
         boards=batch.boards[hands],
-        players=taken_players,
-        rows=_recorded_rows(batch.rows, kept, len(players)),
-        settlements=_renumbered(batch.settlements, settled, renumber),
-        sitting_out=_renumbered(batch.sitting_out, away, renumber),
+        players=_players(batch.players, firsts, kept, player_hand),
+        rows=_recorded_rows(batch.rows, firsts.rows, kept),
+        settlements=_renumbered(batch.settlements, settled, settled_hand),
+        sitting_out=_renumbered(batch.sitting_out, away, away_hand),
         rules=batch.rules,
     ), kept
 
 
-def _renumbering(kept: Ints, n: int) -> Ints:
-    """Per index of `n` items, its place among `kept`, or -1."""
-    renumber = np.full(n + 1, -1, dtype=np.int64)
-    renumber[kept] = np.arange(len(kept))
-    return renumber
+def _following(firsts: Ints, kept: Ints) -> tuple[Ints, Ints]:
+    """The items of the owners `kept` (in any order, repeated as named), in the order of their
+    owners in `kept` and of an owner's in their own order; and each one's owner's place
+    in `kept`. `firsts`: where each owner's items begin (`Firsts`)."""
+    lengths = firsts[kept + 1] - firsts[kept]
+    return spans(firsts[kept], lengths), np.repeat(np.arange(len(kept), dtype=np.int64), lengths)
 
 
-def _following(renumber: Ints, owner: Ints) -> Ints:
-    """The items whose owner is kept (`renumber`: each owner's new place, or -1), in the
-    order of their owners' new places, and of an owner's in their own order."""
-    new = renumber[owner]
-    mine = np.flatnonzero(new >= 0)
-    places = new[mine]
-    if len(places) and bool((places[1:] < places[:-1]).any()):  # (taken out of order)
-        mine = mine[np.argsort(places, kind="stable")]
-    return mine
+def spans(first: Ints, lengths: Ints) -> Ints:
+    """The indices first[i], first[i] + 1, ... (lengths[i] of them) of each i, in order."""
+    before = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(lengths)[:-1]])
+    return np.repeat(first - before[: len(first)], lengths) + np.arange(int(lengths.sum()))
 
 
-def _renumbered(columns: Any, index: Ints, renumber: Ints) -> Any:
-    """Columns with a `hand` (settlements, sitting out) at `index`, their hands renumbered."""
-    taken = each(columns, index, len(columns.hand))
-    return replace(taken, hand=renumber[taken.hand])
+def _renumbered(columns: Any, index: Ints, hand: Ints) -> Any:
+    """Columns with a `hand` (settlements, sitting out) at `index`, at their hands' new
+    indices `hand`."""
+    return replace(each(columns, index, len(columns.hand)), hand=hand)
 
 
 def each(columns: Any, index: Ints, n: int) -> Any:
@@ -232,28 +267,24 @@ def each(columns: Any, index: Ints, n: int) -> Any:
     return type(columns)(**values)
 
 
-def _players(players: Players, kept: Ints, hand: Ints) -> Players:
+def _players(players: Players, firsts: Firsts, kept: Ints, hand: Ints) -> Players:
     """The players `kept` of a batch, at their hands' new indices `hand`."""
-    streets = players.streets
-    renumber = _renumbering(kept, len(players))
-    mine = _following(renumber, streets.player)  # their streets, in their order
-    street_number = _renumbering(mine, len(streets))
+    mine, street_player = _following(firsts.streets, kept)  # their streets, in their order
     parts = {}
-    for name, (codes, street) in streets.parts.items():
-        on = _following(street_number, street)
-        parts[name] = (codes[on], street_number[street[on]])
+    for name, (codes, _) in players.streets.parts.items():
+        on, street_of = _following(firsts.parts[name], mine)
+        parts[name] = (codes[on], street_of)
     return replace(
         each(players, kept, len(players)),
         hand=hand,
         setting={name: cards[kept] for name, cards in players.setting.items()},
-        streets=Streets(renumber[streets.player[mine]], parts),
+        streets=Streets(street_player, parts),
     )
 
 
-def _recorded_rows(rows: RecordedRows, kept: Ints, n_players: int) -> RecordedRows:
-    renumber = _renumbering(kept, n_players)
-    mine = _following(renumber, rows.player)
-    return replace(each(rows, mine, len(rows.player)), player=renumber[rows.player[mine]])
+def _recorded_rows(rows: RecordedRows, firsts: Ints, kept: Ints) -> RecordedRows:
+    mine, player = _following(firsts, kept)
+    return replace(each(rows, mine, len(rows.player)), player=player)
 
 
 def joined(batches: list[HandBatch]) -> HandBatch:

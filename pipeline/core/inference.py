@@ -170,8 +170,11 @@ def search(
             break
         before = best
         for seed in seeds:
-            for what, trial in one_changed(best, seed, {*catalogue, *TABLE_KEYS}):
-                if shown(what) and score(trial, best) > score(best):
+            trials = [t for w, t in one_changed(best, seed, {*catalogue, *TABLE_KEYS}) if shown(w)]
+            if together is not None:  # (many entries, each shown in a few hands)
+                together(trials, best)
+            for trial in trials:
+                if score(trial, best) > score(best):
                     best = trial
         if best is before:
             break
@@ -195,10 +198,10 @@ def _ascend(
     for _ in range(rounds):
         improved = False
         for key, values in keys.items():
+            trials = [with_value(best, key, value) for value in values]
             if together is not None:
-                together([with_value(best, key, value) for value in values], best)
-            for value in values:
-                trial = with_value(best, key, value)
+                together(trials, best)
+            for trial in trials:  # (beside a better one found here, each is the same)
                 if score(trial, best) > score(best, None):
                     best, improved = trial, True
         if not improved:

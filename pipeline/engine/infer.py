@@ -48,7 +48,7 @@ Ints = npt.NDArray[np.int64]
 # (whole batches, in input order), then scored with their neighbours on all of them.
 SAMPLE = 4000
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
-TOGETHER = 4096  # the most hands candidates are scored on together (`together`)
+TOGETHER = 16384  # the most hands candidates are scored on in one pass (`together`)
 
 
 @dataclass(frozen=True)
@@ -241,36 +241,44 @@ class _Searcher:
         )
 
     def fit_beside(self, hands: Ints) -> Callable[[Profile, Profile], Fit]:
-        """How well a candidate fits `hands`, beside a scored `base` it differs from
-        (`changes`): scored on the hands that may show what changed (`Recorded.showing`),
-        `base`'s divergences taken for the others, which it settles alike."""
+        """How well a candidate fits `hands`, beside a scored `base` it differs from:
+        scored on the hands that may show what changed (`showing`), `base`'s
+        divergences taken for the others, which it settles alike."""
 
         def fit(trial: Profile, base: Profile) -> Fit:
-            flags = [self.recorded.showing(what) for what in changes(base, trial)]
-            if not flags or any(f is None for f in flags):
+            on = self.showing(base, trial, hands)
+            if on is None:
                 return self.fit(hands)(trial)
-            on = np.logical_or.reduce([f[hands] for f in flags if f is not None])
             found = self.divergences(base, hands).copy()
             found[on] = self.divergences(trial, hands[on])
             return int((found == 0).sum()), -int(found.sum())
 
         return fit
 
+    def showing(self, base: Profile, trial: Profile, hands: Ints) -> Flags | None:
+        """Per hand of `hands`: whether it may show what `trial` changes of `base`
+        (`changes`, `Recorded.showing`); None: any hand may."""
+        flags = [self.recorded.showing(what) for what in changes(base, trial)]
+        known = [f[hands] for f in flags if f is not None]
+        if len(known) < len(flags):
+            return None
+        return np.logical_or.reduce(known) if known else np.zeros(len(hands), dtype=bool)
+
     def together(self, hands: Ints) -> Callable[[list[Profile], Profile], None]:
-        """Score candidates beside a scored `base` in one pass (`Pool.score_together`),
-        on the hands of `hands` that may show what any of them changes, when they are few
-        (a pass over many hands costs little more than their hands)."""
+        """Score candidates beside a scored `base` in few passes (`Pool.score_each`),
+        each on the hands of `hands` that may show what it changes (`showing`): a pass
+        costs more than the few hands most of them ask about."""
 
         def together(trials: list[Profile], base: Profile) -> None:
-            flags = [self.recorded.showing(w) for t in trials for w in changes(base, t)]
-            if not flags:
-                return
-            if any(f is None for f in flags):
-                on = hands
-            else:
-                on = hands[np.logical_or.reduce([f[hands] for f in flags if f is not None])]
-            if 0 < len(on) <= TOGETHER:
-                self.pool.score_together(trials, on)
+            asks = []
+            for trial in trials:
+                on = self.showing(base, trial, hands)
+                asks.append((trial, hands if on is None else hands[on]))
+            while asks:  # at most TOGETHER hands a pass
+                sizes = np.cumsum([len(on) for _, on in asks])
+                n = max(1, int(np.searchsorted(sizes, TOGETHER, side="right")))
+                self.pool.score_each(asks[:n])
+                asks = asks[n:]
 
         return together
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.audit import Unruled, divergent_hands, evaluated, unruled
-from pipeline.core.batch import HandBatch, each, joined, stacked, taken
+from pipeline.core.batch import HandBatch, each, joined, spans, stacked, taken
 from pipeline.core.inference import hand_rules
 from pipeline.core.money import cents_of
 from pipeline.core.rules import GAMES, Profile, RuleBook, standard_profiles
@@ -38,6 +38,8 @@ from pipeline.ingest.sources import read_blocks
 
 Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
+COUNT = np.int16  # a hand's divergences as the memo holds them (`_counted`)
+Counts = npt.NDArray[np.int16]
 
 # The games dealt on boards (Taiwanese Poker and Taiwanese Jokers), by name.
 BOARDED = frozenset(game.name for game in GAMES if game.boards)
@@ -89,8 +91,8 @@ class Pool:
     # The players of quarantined records, by table: (hand_no, player_id, stack_end in
     # cents, None when unreadable). The table rules read a player's previous stack there.
     set_aside: dict[str, list[tuple[int, str, int | None]]] = field(default_factory=dict)
-    # Divergences per hand of the pool, by candidate (-1: not scored yet).
-    memo: dict[str, Ints] = field(default_factory=dict)
+    # Divergences per hand of the pool, by candidate (-1: not scored yet; `_memo`).
+    memo: dict[str, Counts] = field(default_factory=dict)
     # Hands taken from their batches to be scored as one batch, by hands (kept a while).
     parts: OrderedDict[bytes, Scorable] = field(default_factory=OrderedDict)
     # One table's hands held as one batch while its rules are searched (`focus_on`).
@@ -134,12 +136,10 @@ class Pool:
         The search's candidates are scored under the highest floor (`hand_rules`); with
         `floor`, under the profile's own."""
         scored = profile if floor else hand_rules(profile)  # the keys read after set apart
-        if scored.digest not in self.memo:
-            self.memo[scored.digest] = np.full(len(self), -1, dtype=np.int64)
-        found = self.memo[scored.digest]
+        found = self._memo(scored.digest)
         missing = np.unique(hands[found[hands] < 0])
         if not len(missing):
-            return found[hands]
+            return found[hands].astype(np.int64)
         starts = np.array([offset for _, _, offset in self.batches], dtype=np.int64)
         batch_of = np.searchsorted(starts, missing, side="right") - 1
         counts = np.bincount(batch_of, minlength=len(self.batches))
@@ -147,30 +147,48 @@ class Pool:
         whole_batches = np.flatnonzero(counts > PART_OF_BATCH * sizes)
         for b in whole_batches.tolist():  # most of a batch: all of it, at little more cost
             (batch, own, offset), shown, fixed = self.batches[b], self.shown[b], self.unruled[b]
-            found[offset : offset + len(batch)] = _divergences(batch, own, shown, fixed, scored)
+            found[offset : offset + len(batch)] = _counted(
+                _divergences(batch, own, shown, fixed, scored)
+            )
         rest = missing[~np.isin(batch_of, whole_batches)]
         if len(rest):  # the others taken from their batches, as one
             part = self._part(rest)
-            found[rest] = _divergences(*part, scored)
-        return found[hands]
+            found[rest] = _counted(_divergences(*part, scored))
+        return found[hands].astype(np.int64)
 
     def score_together(self, profiles: Sequence[Profile], hands: Ints) -> None:
         """Score on `hands` the `profiles` not yet scored on some of them, in one pass
-        (their batch held once per profile, one rule book for all): a small part costs a
-        pass more than its hands do. As `divergences`, under the highest floor."""
-        hands = np.unique(hands)
-        todo: dict[str, Profile] = {}
-        for profile in map(hand_rules, profiles):
-            found = self.memo.get(profile.digest)
-            if found is None or bool((found[hands] < 0).any()):
-                todo[profile.digest] = profile
-        if len(todo) < 2 or not len(hands):
+        (`score_each`)."""
+        self.score_each([(profile, hands) for profile in profiles])
+
+    def score_each(self, asks: Sequence[tuple[Profile, Ints]]) -> None:
+        """Score each candidate of `asks` on its hands where it is not yet scored, all in
+        one pass (their parts held one after another, one rule book for all): a small
+        part costs a pass more than its hands do. As `divergences`, under the highest
+        floor."""
+        todo: dict[str, tuple[Profile, Ints]] = {}
+        for profile, hands in asks:
+            scored = hand_rules(profile)
+            found = self.memo.get(scored.digest)
+            missing = hands if found is None else hands[found[hands] < 0]
+            if scored.digest in todo:
+                missing = np.concatenate([todo[scored.digest][1], missing])
+            todo[scored.digest] = (scored, missing)
+        todo = {d: (p, np.unique(h)) for d, (p, h) in todo.items() if len(h)}
+        if len(todo) < 2:
             return  # (one is scored as `divergences` scores it)
-        together = _stacked(self._part(hands), list(todo.values()))
-        for digest, found in zip(todo, together, strict=True):
-            if digest not in self.memo:
-                self.memo[digest] = np.full(len(self), -1, dtype=np.int64)
-            self.memo[digest][hands] = found
+        each_hands = [h for _, h in todo.values()]
+        part = self._held(np.concatenate(each_hands))  # (a hand asked twice, held twice)
+        together = _stacked(part, [p for p, _ in todo.values()], [len(h) for h in each_hands])
+        for (digest, (_, hands)), divergences in zip(todo.items(), together, strict=True):
+            self._memo(digest)[hands] = _counted(divergences)
+
+    def _memo(self, digest: str) -> Counts:
+        """The divergences per hand of the pool under a candidate, as scored so far (a
+        small type: the search asks about thousands of candidates)."""
+        if digest not in self.memo:
+            self.memo[digest] = np.full(len(self), -1, dtype=COUNT)
+        return self.memo[digest]
 
     def focus_on(self, hands: Ints | None) -> None:
         """Hold `hands` (ascending; one table's) as one batch, joined when a part of them
@@ -180,24 +198,36 @@ class Pool:
         self.focus = None if hands is None else (hands, None)  # joined on first use
 
     def _part(self, hands: Ints) -> Scorable:
-        """The pool's hands `hands` (ascending) as one batch to score, with what each
-        says, its evaluation and what no profile changes; kept, since the search asks about
-        the same hands under many candidates."""
+        """The pool's hands `hands` (ascending) held as one batch to score (`_held`);
+        kept, since the search asks about the same hands under many candidates."""
         key = hands.tobytes()
         if key in self.parts:
             self.parts.move_to_end(key)
-            return self.parts[key]
+        else:
+            self.parts[key] = self._held(hands)
+            if len(self.parts) > PARTS_KEPT:
+                self.parts.popitem(last=False)
+        return self.parts[key]
+
+    def _held(self, hands: Ints) -> Scorable:
+        """The pool's hands `hands` (in any order, a hand as often as it is named) as one
+        batch to score, with what each says, its evaluation and what no profile changes:
+        taken from the table held (`focus_on`) when it holds them, else from each batch."""
         held = self.focus
         at = np.searchsorted(held[0], hands) if held is not None else None
         if held is not None and at is not None and _among(held[0], hands, at):
             whole = held[1] if held[1] is not None else self._joined(held[0])
             self.focus = (held[0], whole)
-            self.parts[key] = whole if len(hands) == len(held[0]) else _taken(whole, at)
-        else:
-            self.parts[key] = self._joined(hands)
-        if len(self.parts) > PARTS_KEPT:
-            self.parts.popitem(last=False)
-        return self.parts[key]
+            return (
+                whole
+                if len(hands) == len(held[0]) and (at == np.arange(len(at))).all()
+                else _taken(whole, at)
+            )
+        distinct = np.unique(hands)
+        joined = self._joined(distinct)
+        if len(distinct) == len(hands) and (distinct == hands).all():
+            return joined
+        return _taken(joined, np.searchsorted(distinct, hands))
 
     def _joined(self, hands: Ints) -> Scorable:
         """The pool's hands `hands` (ascending) taken from each batch, joined as one."""
@@ -207,7 +237,7 @@ class Pool:
         for b in np.unique(batch_of).tolist():
             (batch, own, offset), shown, fixed = self.batches[b], self.shown[b], self.unruled[b]
             pieces.append(_taken((batch, own, shown, fixed), hands[batch_of == b] - offset))
-        batches, owns, values, fixed_of = zip(*pieces, strict=True)
+        batches, owns, values, fixed = zip(*pieces, strict=True)
         return (
             joined(list(batches)),
             stacked(list(owns)),
@@ -215,7 +245,7 @@ class Pool:
                 np.concatenate([v.value for v in values]),
                 np.concatenate([v.joker_as for v in values]),
             ),
-            stacked(list(fixed_of)),
+            stacked(list(fixed)),
         )
 
 
@@ -263,9 +293,7 @@ def _among(held: Ints, hands: Ints, at: Ints) -> bool:
 
 def ranges(first: Ints, hands: Ints) -> Ints:
     """The rows of `hands`, whose rows begin at first[hand] and end at first[hand + 1]."""
-    lengths = first[hands + 1] - first[hands]
-    starts = np.repeat(first[hands] - np.r_[0, lengths.cumsum()[:-1]], lengths)
-    return starts + np.arange(int(lengths.sum()))
+    return spans(first[hands], first[hands + 1] - first[hands])
 
 
 @dataclass(frozen=True)
@@ -519,33 +547,39 @@ def _divergences(
 ) -> Ints:
     """Per hand of `batch`: its divergences under `profile` (1 for a hand of another
     game, or dealt other than the profile's boards: it cannot be exact under it)."""
-    of = _playable(batch, own, profile)
+    of = _playable(batch.hands.game, own.boards, profile)
     if not of.any():
         return np.ones(len(batch), dtype=np.int64)
     found = divergent_hands(force(batch, own, profile), shown, fixed)
     return np.where(of, found, 1)
 
 
-def _stacked(scorable: Scorable, profiles: list[Profile]) -> Ints:
-    """Per profile (rows) and hand of a batch: its divergences under the profile, as
-    `_divergences` finds them, in one pass over the batch held once per profile."""
+def _counted(found: Ints) -> Counts:
+    """Divergences per hand as the memo holds them (a hand has far fewer than the most
+    the type holds; more would still count as many)."""
+    return np.minimum(found, np.iinfo(COUNT).max).astype(COUNT)
+
+
+def _stacked(scorable: Scorable, profiles: list[Profile], sizes: list[int]) -> list[Ints]:
+    """Per profile: the divergences of its hands (the next `sizes` of the batch, in turn)
+    under it, as `_divergences` finds them, in one pass with one rule book for all."""
     batch, own, shown, fixed = scorable
-    k, n = len(profiles), len(batch)
     named = (replace(p, name=f"candidate {i}") for i, p in enumerate(profiles))
     book = RuleBook((*standard_profiles(), *named))
-    codes = np.repeat(len(GAMES) + np.arange(k, dtype=np.int64), n)
-    held = _forced(joined([batch] * k), stacked([own] * k), book, codes)
-    showdown = Showdown(*(np.concatenate([v] * k) for v in (shown.value, shown.joker_as)))
-    found = divergent_hands(held, showdown, stacked([fixed] * k)).reshape(k, n)
-    of = np.stack([_playable(batch, own, p) for p in profiles])
-    return np.where(of, found, 1)
+    codes = np.repeat(len(GAMES) + np.arange(len(profiles), dtype=np.int64), sizes)
+    found = divergent_hands(_forced(batch, own, book, codes), shown, fixed)
+    at = np.cumsum([0, *sizes])
+    return [
+        np.where(_playable(batch.hands.game[a:b], own.boards[a:b], profile), found[a:b], 1)
+        for profile, a, b in zip(profiles, at[:-1], at[1:], strict=True)
+    ]
 
 
-def _playable(batch: HandBatch, own: Own, profile: Profile) -> Flags:
-    """Per hand of `batch`: of `profile`'s game, dealt its boards."""
-    of = batch.hands.game == profile.game
+def _playable(game: Ints, boards: Ints, profile: Profile) -> Flags:
+    """Per hand (its game, its boards dealt): of `profile`'s game, dealt its boards."""
+    of = game == profile.game
     if profile.variant.boards:
-        of &= own.boards == profile.value("boards")
+        of &= boards == profile.value("boards")
     return of
 
 

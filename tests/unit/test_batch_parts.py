@@ -80,16 +80,16 @@ def test_hands_taken_in_any_order_diverge_as_in_their_batch(name: str) -> None:
     rng = np.random.default_rng(11)
     diverged = 0
     for scorable, (batch, _, offset) in zip(_scorables(pool), pool.batches, strict=True):
+        assert all((np.diff(owner) >= 0).all() for owner in _owners(batch))  # as held
         profile = candidate(int(batch.hands.game[0]), {})
         whole = pool.divergences(profile, offset + np.arange(len(batch)))
         order = rng.permutation(len(batch))[: max(1, 2 * len(batch) // 3)]
         part = _taken(scorable, order)
         apart = _divergences(*part, hand_rules(profile))
         np.testing.assert_array_equal(apart, whole[order])
-        taken = part[0]  # each hand's players, their streets and rows, its settlements
-        for owner in (taken.players.hand, taken.players.streets.player, taken.rows.player,
-                      taken.settlements.hand, taken.sitting_out.hand):  # fmt: skip
-            assert (np.diff(owner) >= 0).all()  # follow it, in its new place
+        # each hand's players, their streets and rows, its settlements follow it, in its
+        for owner in _owners(part[0]):  # new place
+            assert (np.diff(owner) >= 0).all()
         diverged += int((apart > 0).sum())
     assert diverged
 
@@ -117,6 +117,13 @@ def test_the_pool_holds_each_table_in_one_batch_and_knows_the_order_read() -> No
     for code in set(pool.game):
         mine = searcher._of(code, None)
         assert [pool.hand_id[i] for i in mine] == [h for h in in_order if game[h] == code]
+
+
+def _owners(batch: HandBatch) -> list[npt.NDArray[np.int64]]:
+    """Each column of a batch that names its items' owners (non-decreasing: `HandBatch`)."""
+    streets = batch.players.streets
+    return [batch.players.hand, streets.player, batch.rows.player, batch.settlements.hand,
+            batch.sitting_out.hand, *(street for _, street in streets.parts.values())]  # fmt: skip
 
 
 def _scorables(pool: Pool) -> list[Scorable]:
