@@ -17,7 +17,13 @@ import pyarrow.compute as pc
 
 from pipeline.core.batch import HandBatch
 from pipeline.core.cards import card_texts, format_cards
-from pipeline.core.checks.family import check_chinese, misplaced, streets_dealt
+from pipeline.core.checks.family import (
+    NO_STREET,
+    Placements,
+    check_chinese,
+    placements,
+    streets_dealt,
+)
 from pipeline.core.checks.findings import Findings
 from pipeline.core.checks.outcome import check_outcomes, check_rows
 from pipeline.core.checks.seating import check_seating
@@ -109,9 +115,13 @@ class Unruled:
     # Per hand: how many recorded row values and jokers diverge (Taiwanese; none for the
     # family, whose middle a profile may turn low).
     rows: npt.NDArray[np.int64]
-    # Per player: whether their streets place cards wrong other than by the cards a
-    # Fantasyland street deals, which a profile sets (`misplaced`).
+    # Per player: what their streets show under any profile (`placements`).
     misplaced: npt.NDArray[np.bool_]
+    dealt: npt.NDArray[np.int64]  # (players, 2)
+
+    @property
+    def placed(self) -> Placements:
+        return Placements(self.misplaced, self.dealt)
 
 
 def unruled(batch: HandBatch, shown: Showdown) -> Unruled:
@@ -120,8 +130,13 @@ def unruled(batch: HandBatch, shown: Showdown) -> Unruled:
     family = batch.game.layout is Layout.chinese
     if not family:
         check_rows(batch, shown, findings)
-    placed = misplaced(batch) if family else np.zeros(len(batch.players), dtype=bool)
-    return Unruled(findings.counts(len(batch)), placed)
+    n = len(batch.players)
+    placed = (
+        placements(batch)
+        if family
+        else Placements(np.zeros(n, dtype=bool), np.array([NO_STREET] * n, dtype=np.int64))
+    )
+    return Unruled(findings.counts(len(batch)), placed.misplaced, placed.dealt)
 
 
 def divergent_hands(batch: HandBatch, shown: Showdown, unruled: Unruled) -> npt.NDArray[np.int64]:
@@ -136,7 +151,7 @@ def divergent_hands(batch: HandBatch, shown: Showdown, unruled: Unruled) -> npt.
     check_outcomes(batch, shown, scored.pairs, scored.points, scored.money, findings, family)
     check_seating(batch, findings)
     if scored.chinese is not None:
-        check_chinese(batch, scored.chinese, findings, unruled.misplaced)
+        check_chinese(batch, scored.chinese, findings, unruled.placed)
     return findings.counts(len(batch)) + unruled.rows
 
 

@@ -229,14 +229,17 @@ class Pool:
             return joined
         return _taken(joined, np.searchsorted(distinct, hands))
 
-    def _joined(self, hands: Ints) -> Scorable:
-        """The pool's hands `hands` (ascending) taken from each batch, joined as one."""
+    def _joined(self, hands: Ints, streets: bool = False) -> Scorable:
+        """The pool's hands `hands` (ascending) taken from each batch, joined as one
+        (with their players' streets, or without: `_taken`)."""
         starts = np.array([offset for _, _, offset in self.batches], dtype=np.int64)
         batch_of = np.searchsorted(starts, hands, side="right") - 1
         pieces = []
         for b in np.unique(batch_of).tolist():
             (batch, own, offset), shown, fixed = self.batches[b], self.shown[b], self.unruled[b]
-            pieces.append(_taken((batch, own, shown, fixed), hands[batch_of == b] - offset))
+            pieces.append(
+                _taken((batch, own, shown, fixed), hands[batch_of == b] - offset, streets)
+            )
         batches, owns, values, fixed = zip(*pieces, strict=True)
         return (
             joined(list(batches)),
@@ -272,16 +275,18 @@ def _book(profile: Profile) -> RuleBook:
 Scorable = tuple[HandBatch, "Own", Showdown, Unruled]
 
 
-def _taken(scorable: Scorable, hands: Ints) -> Scorable:
-    """The hands `hands` (indices, ascending) of a batch ready to score, as one."""
+def _taken(scorable: Scorable, hands: Ints, streets: bool = False) -> Scorable:
+    """The hands `hands` (indices) of a batch ready to score, as one; with their
+    players' streets, which scoring does not read (what they show under any profile was
+    found as the hands were read: `Unruled.placed`), or without."""
     batch, own, shown, fixed = scorable
-    part, players = taken(batch, hands)
+    part, players = taken(batch, hands, streets)
     value = Showdown(shown.value[players], shown.joker_as[players])
     return (
         part,
         each(own, hands, len(batch)),
         value,
-        Unruled(fixed.rows[hands], fixed.misplaced[players]),
+        Unruled(fixed.rows[hands], fixed.misplaced[players], fixed.dealt[players]),
     )
 
 
@@ -470,14 +475,14 @@ def by_table(pool: Pool) -> Pool:
     for game in np.unique(games).tolist():
         mine = order[games[order] == game]
         ascending = np.sort(mine)
-        whole = pool._joined(ascending)
+        whole = pool._joined(ascending, streets=True)
         at = np.searchsorted(ascending, mine)  # each hand's place in the whole
         new_table = np.r_[True, tables[mine][1:] != tables[mine][:-1]]
         starts = np.flatnonzero(new_table)
         first = 0
         for start in [*starts[1:].tolist(), len(mine)]:
             if start - first >= HELD_BATCH or start == len(mine):
-                held.add(*_taken(whole, at[first:start]))
+                held.add(*_taken(whole, at[first:start], streets=True))
                 first = start
     held.read_at = order
     return held

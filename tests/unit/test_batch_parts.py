@@ -161,22 +161,23 @@ def test_placements_found_once_and_under_each_profile_are_those_a_verify_finds()
         game = int(batch.hands.game[0])
         for profile in [candidate(game, {}), *(p for p in book.house if p.game == game)]:
             forced = force(batch, own, profile)
+            over = _dealt_beyond(forced, fixed.placed.dealt)  # a Fantasyland street's cards
             findings = Findings()
             check_placements(forced, findings)
             found = np.zeros(len(batch.players), dtype=bool)
             found[_player_of(forced, findings)] = True
-            np.testing.assert_array_equal(fixed.misplaced | _dealt_beyond(forced), found)
+            np.testing.assert_array_equal(fixed.placed.misplaced | over, found)
             scored = score(forced, replace(shown, value=low_middles(forced, shown.value)))
             assert scored.chinese is not None
             counts = [Findings(marks_only=True) for _ in range(2)]  # each way, per hand
             check_chinese(forced, scored.chinese, counts[0])
-            check_chinese(forced, scored.chinese, counts[1], fixed.misplaced)
+            check_chinese(forced, scored.chinese, counts[1], fixed.placed)
             np.testing.assert_array_equal(
                 counts[0].counts(len(batch)), counts[1].counts(len(batch))
             )
             compared += len(found)
             wrong += int(found.sum())
-            beyond += int((_dealt_beyond(forced) & ~fixed.misplaced).sum())
+            beyond += int((over & ~fixed.placed.misplaced).sum())
     assert compared and wrong and beyond  # placements went wrong, some by the cards dealt
 
 

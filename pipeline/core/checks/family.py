@@ -6,6 +6,7 @@ Detection over whole columns; only the divergences found become sentences.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -24,11 +25,11 @@ Sums = npt.NDArray[np.uint64]
 
 
 def check_chinese(
-    batch: HandBatch, scored: ChineseScore, findings: Findings, misplaced: Flags | None = None
+    batch: HandBatch, scored: ChineseScore, findings: Findings, placed: Placements | None = None
 ) -> None:
     """Add a divergence for every recorded foul and royalty that differs, and for every
-    declared natural the cards do not make; `misplaced`: the players `misplaced` found
-    (marks only)."""
+    declared natural the cards do not make; `placed`: what `placements` found of the
+    players' streets (marks only; the batch's streets are then not read)."""
     players, rows = batch.players, batch.rows
     seat, hand = players.seat, players.hand
     _recorded_flags(
@@ -68,10 +69,10 @@ def check_chinese(
             f"for the next hand, recorded as {'not earned' if earns else 'earned'}"
         ),
     )
-    if misplaced is None:
+    if placed is None:
         check_placements(batch, findings)
     else:  # a player's placements diverge once, whatever their reasons
-        findings.mark(batch.players.hand[misplaced | _dealt_beyond(batch)])
+        findings.mark(batch.players.hand[placed.misplaced | _dealt_beyond(batch, placed.dealt)])
     _declarations(batch, scored, findings)
 
 
@@ -192,27 +193,42 @@ def check_placements(batch: HandBatch, findings: Findings) -> None:
         )
 
 
-def misplaced(batch: HandBatch) -> Flags:
-    """Per player: whether `check_placements` finds their placements wrong other than by
-    the cards a Fantasyland street deals (`_dealt_beyond`), which the hand's profile
-    bounds: what no profile changes, found once for every profile."""
-    flags = np.zeros(len(batch.players), dtype=bool)
-    flags[list(_placement_problems(batch, limits=False))] = True
-    return flags
+@dataclass(frozen=True)
+class Placements:
+    """What the open-face players' streets show under any profile, per player: whether
+    `check_placements` finds them wrong other than by the cards a Fantasyland street
+    deals, which the hand's profile bounds; and the fewest and most cards a street of
+    theirs deals (`_dealt_beyond`; NO_STREET for a player without streets)."""
+
+    misplaced: Flags
+    dealt: Ints  # (players, 2)
 
 
-def _dealt_beyond(batch: HandBatch) -> Flags:
-    """Per player: whether a street of theirs in Fantasyland deals more or fewer cards
-    than the hand's profile deals there."""
-    players, streets = batch.players, batch.players.streets
-    owner = streets.player
+NO_STREET = (np.iinfo(np.int64).max, -1)  # the fewest and most a street deals, of none
+
+
+def placements(batch: HandBatch) -> Placements:
+    """What `check_placements` finds under any profile, found once for every profile."""
+    misplaced = np.zeros(len(batch.players), dtype=bool)
+    misplaced[list(_placement_problems(batch, limits=False))] = True
+    streets = batch.players.streets
     dealt = np.bincount(streets.parts["dealt"][1], minlength=len(streets))
-    profile = batch.hands.profile[players.hand[owner]]
+    bounds = np.array([NO_STREET] * len(batch.players), dtype=np.int64)
+    np.minimum.at(bounds[:, 0], streets.player, dealt)
+    np.maximum.at(bounds[:, 1], streets.player, dealt)
+    return Placements(misplaced, bounds)
+
+
+def _dealt_beyond(batch: HandBatch, dealt: Ints) -> Flags:
+    """Per player: whether a street of theirs in Fantasyland deals more or fewer cards
+    than the hand's profile deals there (`dealt`: the fewest and most a street of theirs
+    deals, `placements`)."""
+    players = batch.players
+    profile = batch.hands.profile[players.hand]
     low, high = (limit[profile] for limit in batch.rules.open_face.fantasyland_dealt)
     has_streets = np.array([v.streets is not None for v in VARIANTS.values()])
-    beyond = players.fantasyland[owner] & ((dealt < low) | (dealt > high))
-    beyond &= has_streets[batch.hands.game[players.hand[owner]]]
-    return np.bincount(owner[beyond], minlength=len(players)) > 0
+    beyond = players.fantasyland & ((dealt[:, 0] < low) | (dealt[:, 1] > high))
+    return beyond & has_streets[batch.hands.game[players.hand]]
 
 
 def _placement_problems(batch: HandBatch, limits: bool = True) -> dict[int, str]:
