@@ -194,14 +194,20 @@ def _ascend(
     rounds: int,
 ) -> Profile:
     """`best` with one of `keys` changed at a time while it fits better (`score`, beside
-    the best), for at most `rounds` rounds; a key's values scored `together` first."""
+    the best), for at most `rounds` rounds; a round's trials scored `together` first."""
     for _ in range(rounds):
-        improved = False
+        improved, start = False, best
+        trials = {
+            key: [with_value(best, key, value) for value in values] for key, values in keys.items()
+        }
+        if together is not None:
+            together([trial for each in trials.values() for trial in each], best)
         for key, values in keys.items():
-            trials = [with_value(best, key, value) for value in values]
-            if together is not None:
-                together(trials, best)
-            for trial in trials:  # (beside a better one found here, each is the same)
+            if best is not start:  # beside a better one found this round
+                trials[key] = [with_value(best, key, value) for value in values]
+                if together is not None:
+                    together(trials[key], best)
+            for trial in trials[key]:  # (beside a better one found here, each is the same)
                 if score(trial, best) > score(best, None):
                     best, improved = trial, True
         if not improved:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -93,7 +95,14 @@ def contract_value(game: Variant, key: str, missing: Any = None) -> Any:
 
 
 def standard_profiles() -> tuple[Profile, ...]:
-    return tuple(Profile(STANDARD, code) for code in range(len(GAMES)))
+    """The contract's profile of each game, by game code (made once)."""
+    return _STANDARD
+
+
+_STANDARD = tuple(Profile(STANDARD, code) for code in range(len(GAMES)))
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -145,7 +154,7 @@ class RuleBook:
     @cached_property
     def open_face(self) -> OpenFaceRules:
         """Per profile: what an open-face hand pays and deals (house-rules.md 2.5)."""
-        items = [_open_face(p) for p in self.profiles]
+        items = [_made(_open_face, p) for p in self.profiles]
         return OpenFaceRules(
             *(np.concatenate([getattr(i, f.name) for i in items]) for f in fields(OpenFaceRules))
         )
@@ -153,7 +162,7 @@ class RuleBook:
     @cached_property
     def chinese(self) -> ChineseRules:
         """Per profile: what a closed Chinese hand plays and pays (house-rules.md 2.2)."""
-        items = [_chinese(p) for p in self.profiles]
+        items = [_made(_chinese, p) for p in self.profiles]
         return ChineseRules(
             *(np.concatenate([getattr(i, f.name) for i in items]) for f in fields(ChineseRules))
         )
@@ -179,6 +188,26 @@ class RuleBook:
 
 
 CONTRACT = RuleBook()
+
+
+# A profile's values per game, as made last (`rules infer` makes many books of the
+# same profiles: the standard ones and each candidate scored on many parts).
+MADE_KEPT = 4096
+_made_of: OrderedDict[tuple[str, str], Any] = OrderedDict()
+
+
+def _made(make: Callable[[Profile], T], profile: Profile) -> T:
+    """`make(profile)`, kept a while by the profile's digest (a profile is not changed
+    after it is made)."""
+    key = (make.__name__, profile.digest)
+    if key in _made_of:
+        _made_of.move_to_end(key)
+    else:
+        _made_of[key] = make(profile)
+        if len(_made_of) > MADE_KEPT:
+            _made_of.popitem(last=False)
+    made: T = _made_of[key]
+    return made
 
 
 def _open_face(profile: Profile) -> OpenFaceRules:

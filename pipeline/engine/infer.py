@@ -208,6 +208,8 @@ class _Searcher:
     book: RuleBook | None
     readings: dict[tuple[int, int | None], list[Profile]] = field(default_factory=dict)
     commons: dict[tuple[int, int | None], list[Profile]] = field(default_factory=dict)
+    # What a candidate changes of a scored one may show where (`showing`), by their digests.
+    shows: dict[tuple[str, str], list[Flags | None]] = field(default_factory=dict)
 
     def exact(self, profile: Profile, hands: Ints) -> Flags:
         """Per hand of `hands`: exact under `profile`, as the search counts it."""
@@ -232,6 +234,7 @@ class _Searcher:
 
     def _search(self, seeds: list[Profile], hands: Ints) -> Search:
         """The search from `seeds` on `hands`, each candidate scored where it may differ."""
+        self.pool.score_together(seeds, hands)  # (those not scored yet, in one pass)
         return search(
             seeds,
             self.fit(hands),
@@ -258,29 +261,36 @@ class _Searcher:
     def showing(self, base: Profile, trial: Profile, hands: Ints) -> Flags | None:
         """Per hand of `hands`: whether it may show what `trial` changes of `base`
         (`changes`, `Recorded.showing`); None: any hand may."""
-        flags = [self.recorded.showing(what) for what in changes(base, trial)]
+        pair = (base.digest, trial.digest)
+        if pair not in self.shows:
+            self.shows[pair] = [self.recorded.showing(what) for what in changes(base, trial)]
+        flags = self.shows[pair]
         known = [f[hands] for f in flags if f is not None]
         if len(known) < len(flags):
             return None
         return np.logical_or.reduce(known) if known else np.zeros(len(hands), dtype=bool)
 
     def together(self, hands: Ints) -> Callable[[list[Profile], Profile], None]:
-        """Score candidates beside a scored `base` in few passes (`Pool.score_each`),
-        each on the hands of `hands` that may show what it changes (`showing`): a pass
-        costs more than the few hands most of them ask about."""
+        """Score candidates beside a scored `base` on `hands` in few passes (`beside`)."""
 
         def together(trials: list[Profile], base: Profile) -> None:
-            asks = []
-            for trial in trials:
-                on = self.showing(base, trial, hands)
-                asks.append((trial, hands if on is None else hands[on]))
-            while asks:  # at most TOGETHER hands a pass
-                sizes = np.cumsum([len(on) for _, on in asks])
-                n = max(1, int(np.searchsorted(sizes, TOGETHER, side="right")))
-                self.pool.score_each(asks[:n])
-                asks = asks[n:]
+            self.beside([(trial, base, hands) for trial in trials])
 
         return together
+
+    def beside(self, asks: list[tuple[Profile, Profile, Ints]]) -> None:
+        """Score each candidate beside its scored base in few passes (`Pool.score_each`),
+        on the hands of its run that may show what it changes (`showing`): a pass costs
+        more than the few hands most of them ask about."""
+        held = []
+        for trial, base, hands in asks:
+            on = self.showing(base, trial, hands)
+            held.append((trial, hands if on is None else hands[on]))
+        while held:  # at most TOGETHER hands a pass
+            sizes = np.cumsum([len(on) for _, on in held])
+            n = max(1, int(np.searchsorted(sizes, TOGETHER, side="right")))
+            self.pool.score_each(held[:n])
+            held = held[n:]
 
     def shown(self, hands: Ints) -> Callable[[str], bool]:
         """Whether an entry of a table may settle one of `hands` (`Recorded.showing`)."""
@@ -593,6 +603,7 @@ class _Searcher:
                 if s.profile.digest in (digest, mine.profile.digest)
             ]
             profile = merged(other, mine.profile, mine.fit.undetermined, mine.fit.entries)
+            self.beside([(profile, segments[j].profile, segments[j].hands) for j in both])
             scores = {  # each beside its own, scored on its hands
                 j: self.fit_beside(segments[j].hands)(profile, segments[j].profile) for j in both
             }

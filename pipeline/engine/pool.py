@@ -93,6 +93,7 @@ class Pool:
     set_aside: dict[str, list[tuple[int, str, int | None]]] = field(default_factory=dict)
     # Divergences per hand of the pool, by candidate (-1: not scored yet; `_memo`).
     memo: dict[str, Counts] = field(default_factory=dict)
+    scored: dict[str, Profile] = field(default_factory=dict)  # each candidate as scored
     # Hands taken from their batches to be scored as one batch, by hands (kept a while).
     parts: OrderedDict[bytes, Scorable] = field(default_factory=OrderedDict)
     # One table's hands held as one batch while its rules are searched (`focus_on`).
@@ -135,11 +136,12 @@ class Pool:
         hands asked about: a table's own reading costs its own hands, not the pool's.
         The search's candidates are scored under the highest floor (`hand_rules`); with
         `floor`, under the profile's own."""
-        scored = profile if floor else hand_rules(profile)  # the keys read after set apart
+        scored = profile if floor else self._scored(profile)  # the keys read after set apart
         found = self._memo(scored.digest)
-        missing = np.unique(hands[found[hands] < 0])
-        if not len(missing):
-            return found[hands].astype(np.int64)
+        mine = found[hands]
+        if not (mine < 0).any():
+            return mine.astype(np.int64)
+        missing = np.unique(hands[mine < 0])
         starts = np.array([offset for _, _, offset in self.batches], dtype=np.int64)
         batch_of = np.searchsorted(starts, missing, side="right") - 1
         counts = np.bincount(batch_of, minlength=len(self.batches))
@@ -168,20 +170,28 @@ class Pool:
         floor."""
         todo: dict[str, tuple[Profile, Ints]] = {}
         for profile, hands in asks:
-            scored = hand_rules(profile)
+            scored = self._scored(profile)
             found = self.memo.get(scored.digest)
             missing = hands if found is None else hands[found[hands] < 0]
             if scored.digest in todo:
                 missing = np.concatenate([todo[scored.digest][1], missing])
             todo[scored.digest] = (scored, missing)
         todo = {d: (p, np.unique(h)) for d, (p, h) in todo.items() if len(h)}
+        if len(todo) == 1:  # one candidate: as `divergences` scores it (whole batches)
+            self.divergences(*next(iter(todo.values())))
         if len(todo) < 2:
-            return  # (one is scored as `divergences` scores it)
+            return
         each_hands = [h for _, h in todo.values()]
         part = self._held(np.concatenate(each_hands))  # (a hand asked twice, held twice)
         together = _stacked(part, [p for p, _ in todo.values()], [len(h) for h in each_hands])
         for (digest, (_, hands)), divergences in zip(todo.items(), together, strict=True):
             self._memo(digest)[hands] = _counted(divergences)
+
+    def _scored(self, profile: Profile) -> Profile:
+        """`profile` as the search's candidates are scored (`hand_rules`), made once."""
+        if profile.digest not in self.scored:
+            self.scored[profile.digest] = hand_rules(profile)
+        return self.scored[profile.digest]
 
     def _memo(self, digest: str) -> Counts:
         """The divergences per hand of the pool under a candidate, as scored so far (a

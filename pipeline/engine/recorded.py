@@ -186,7 +186,7 @@ class Recorded:
         key = fantasyland_digest(profile)
         if key not in self._misses:
             f = self._tops().columns
-            game = np.array(self.pool.game)[self._tops().hand] == profile.game
+            game = f["game"] == profile.game
             due = game & f["judged"].astype(bool) & f["earned"].astype(bool)
             due &= f["next_cards"] >= 0
             by_top = entry_cards_by_top(profile)
@@ -490,7 +490,7 @@ class Recorded:
         categories as recorded and the cards their next hand at the table dealt."""
         if "tops" in self._made:
             return self._made["tops"]
-        keys = ("in_fantasyland", "top_rank", "earned", "judged", "player", "dealt")
+        keys = ("in_fantasyland", "top_rank", "earned", "judged", "player", "dealt", "game")
         names: dict[str, list[Ints]] = {k: [] for k in (*keys, *CATEGORY_COLUMNS)}
         hand: list[Ints] = []
         ids: list[pa.Array] = []
@@ -517,6 +517,7 @@ class Recorded:
             names["judged"].append(judged.astype(np.int64))
             names["top_rank"].append(rank)
             names["dealt"].append(streets_dealt(batch))
+            names["game"].append(batch.hands.game[players.hand])
             for r, column in enumerate(CATEGORY_COLUMNS):
                 names[column].append(category[:, r])
         every = pa.chunked_array(ids, pa.string())
