@@ -9,6 +9,7 @@ stored results (`storage/table_rules.py`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,9 +19,9 @@ import pyarrow.compute as pc
 from pipeline.core.batch import HandBatch
 from pipeline.core.cards import card_texts, format_cards
 from pipeline.core.checks.family import (
-    NO_STREET,
     Placements,
     check_chinese,
+    no_streets,
     placements,
     streets_dealt,
 )
@@ -118,10 +119,15 @@ class Unruled:
     # Per player: what their streets show under any profile (`placements`).
     misplaced: npt.NDArray[np.bool_]
     dealt: npt.NDArray[np.int64]  # (players, 2)
+    cards: npt.NDArray[np.int64]
 
     @property
     def placed(self) -> Placements:
-        return Placements(self.misplaced, self.dealt)
+        return Placements(self.misplaced, self.dealt, self.cards)
+
+    def per_player(self) -> tuple[npt.NDArray[Any], ...]:
+        """Its columns per player, in order (to take some players' beside their hands)."""
+        return self.misplaced, self.dealt, self.cards
 
 
 def unruled(batch: HandBatch, shown: Showdown) -> Unruled:
@@ -130,13 +136,8 @@ def unruled(batch: HandBatch, shown: Showdown) -> Unruled:
     family = batch.game.layout is Layout.chinese
     if not family:
         check_rows(batch, shown, findings)
-    n = len(batch.players)
-    placed = (
-        placements(batch)
-        if family
-        else Placements(np.zeros(n, dtype=bool), np.array([NO_STREET] * n, dtype=np.int64))
-    )
-    return Unruled(findings.counts(len(batch)), placed.misplaced, placed.dealt)
+    placed = placements(batch) if family else no_streets(len(batch.players))
+    return Unruled(findings.counts(len(batch)), placed.misplaced, placed.dealt, placed.cards)
 
 
 def divergent_hands(batch: HandBatch, shown: Showdown, unruled: Unruled) -> npt.NDArray[np.int64]:

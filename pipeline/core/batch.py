@@ -205,14 +205,13 @@ def _firsts(owner: Ints, n: int) -> Ints:
     return np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(np.bincount(owner, minlength=n))])
 
 
-def taken(batch: HandBatch, hands: Ints, streets: bool = True) -> tuple[HandBatch, Ints]:
+def taken(batch: HandBatch, hands: Ints) -> tuple[HandBatch, Ints]:
     """The hands `hands` of `batch` (indices in any order, a hand as many times as it is
     named) as a batch of their own in that order, with their players, streets, recorded
     rows, settlements and sitting-out players, which follow their hands; and the indices
     of their players in `batch` (to take what is kept per player beside it). The cost is
     that of the hands taken, not of the batch: each owner's items are found where they
-    begin (`HandBatch.firsts`). Without `streets`, the open-face players' streets are
-    left out (scoring does not read them; `checks.family.placements` did, once)."""
+    begin (`HandBatch.firsts`)."""
     firsts = batch.firsts
     kept, player_hand = _following(firsts.players, hands)
     settled, settled_hand = _following(firsts.settlements, hands)
@@ -221,7 +220,7 @@ def taken(batch: HandBatch, hands: Ints, streets: bool = True) -> tuple[HandBatc
         hands=each(batch.hands, hands, len(batch)),
         game=batch.game,
         boards=batch.boards[hands],
-        players=_players(batch.players, firsts, kept, player_hand, streets),
+        players=_players(batch.players, firsts, kept, player_hand),
         rows=_recorded_rows(batch.rows, firsts.rows, kept),
         settlements=_renumbered(batch.settlements, settled, settled_hand),
         sitting_out=_renumbered(batch.sitting_out, away, away_hand),
@@ -268,10 +267,9 @@ def each(columns: Any, index: Ints, n: int) -> Any:
     return type(columns)(**values)
 
 
-def _players(players: Players, firsts: Firsts, kept: Ints, hand: Ints, streets: bool) -> Players:
-    """The players `kept` of a batch, at their hands' new indices `hand`, with their
-    streets or none."""
-    mine, street_player = _following(firsts.streets, kept if streets else kept[:0])
+def _players(players: Players, firsts: Firsts, kept: Ints, hand: Ints) -> Players:
+    """The players `kept` of a batch, at their hands' new indices `hand`."""
+    mine, street_player = _following(firsts.streets, kept)  # their streets, in order
     parts = {}
     for name, (codes, _) in players.streets.parts.items():
         on, street_of = _following(firsts.parts[name], mine)
@@ -282,6 +280,17 @@ def _players(players: Players, firsts: Firsts, kept: Ints, hand: Ints, streets: 
         setting={name: cards[kept] for name, cards in players.setting.items()},
         streets=Streets(street_player, parts),
     )
+
+
+def without_streets(batch: HandBatch) -> HandBatch:
+    """`batch` with its open-face players' streets left out (for what reads them once:
+    scoring does not)."""
+    streets = batch.players.streets
+    none = Streets(
+        streets.player[:0],
+        {name: (codes[:0], at[:0]) for name, (codes, at) in streets.parts.items()},
+    )
+    return replace(batch, players=replace(batch.players, streets=none))
 
 
 def _recorded_rows(rows: RecordedRows, firsts: Ints, kept: Ints) -> RecordedRows:

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.audit import Unruled, divergent_hands, evaluated, unruled
-from pipeline.core.batch import HandBatch, each, joined, spans, stacked, taken
+from pipeline.core.batch import HandBatch, each, joined, spans, stacked, taken, without_streets
 from pipeline.core.inference import hand_rules
 from pipeline.core.money import cents_of
 from pipeline.core.rules import GAMES, Profile, RuleBook, standard_profiles
@@ -239,17 +239,14 @@ class Pool:
             return joined
         return _taken(joined, np.searchsorted(distinct, hands))
 
-    def _joined(self, hands: Ints, streets: bool = False) -> Scorable:
-        """The pool's hands `hands` (ascending) taken from each batch, joined as one
-        (with their players' streets, or without: `_taken`)."""
+    def _joined(self, hands: Ints) -> Scorable:
+        """The pool's hands `hands` (ascending) taken from each batch, joined as one."""
         starts = np.array([offset for _, _, offset in self.batches], dtype=np.int64)
         batch_of = np.searchsorted(starts, hands, side="right") - 1
         pieces = []
         for b in np.unique(batch_of).tolist():
             (batch, own, offset), shown, fixed = self.batches[b], self.shown[b], self.unruled[b]
-            pieces.append(
-                _taken((batch, own, shown, fixed), hands[batch_of == b] - offset, streets)
-            )
+            pieces.append(_taken((batch, own, shown, fixed), hands[batch_of == b] - offset))
         batches, owns, values, fixed = zip(*pieces, strict=True)
         return (
             joined(list(batches)),
@@ -285,18 +282,16 @@ def _book(profile: Profile) -> RuleBook:
 Scorable = tuple[HandBatch, "Own", Showdown, Unruled]
 
 
-def _taken(scorable: Scorable, hands: Ints, streets: bool = False) -> Scorable:
-    """The hands `hands` (indices) of a batch ready to score, as one; with their
-    players' streets, which scoring does not read (what they show under any profile was
-    found as the hands were read: `Unruled.placed`), or without."""
+def _taken(scorable: Scorable, hands: Ints) -> Scorable:
+    """The hands `hands` (indices) of a batch ready to score, as one."""
     batch, own, shown, fixed = scorable
-    part, players = taken(batch, hands, streets)
+    part, players = taken(batch, hands)
     value = Showdown(shown.value[players], shown.joker_as[players])
     return (
         part,
         each(own, hands, len(batch)),
         value,
-        Unruled(fixed.rows[hands], fixed.misplaced[players], fixed.dealt[players]),
+        Unruled(fixed.rows[hands], *(column[players] for column in fixed.per_player())),
     )
 
 
@@ -338,9 +333,10 @@ def _read(block: FilePart, seen: set[str]) -> _Read:
         rejects += [r.check.value for r in quarantined if r.check not in REPEATS]
         repeats += [(str(r.hand_id), r.digest) for r in quarantined if r.check in REPEATS]
         aside += appearances(quarantined)
-        for batch in batches:
+        for batch in batches:  # held without its streets, which `unruled` reads once
             shown = evaluated(batch)
-            held.append((batch, _own(batch, table), shown, unruled(batch, shown)))
+            fixed = unruled(batch, shown)
+            held.append((without_streets(batch), _own(batch, table), shown, fixed))
     return _Read(held, rejects, repeats, aside, records, seen - before)
 
 
@@ -485,14 +481,14 @@ def by_table(pool: Pool) -> Pool:
     for game in np.unique(games).tolist():
         mine = order[games[order] == game]
         ascending = np.sort(mine)
-        whole = pool._joined(ascending, streets=True)
+        whole = pool._joined(ascending)
         at = np.searchsorted(ascending, mine)  # each hand's place in the whole
         new_table = np.r_[True, tables[mine][1:] != tables[mine][:-1]]
         starts = np.flatnonzero(new_table)
         first = 0
         for start in [*starts[1:].tolist(), len(mine)]:
             if start - first >= HELD_BATCH or start == len(mine):
-                held.add(*_taken(whole, at[first:start], streets=True))
+                held.add(*_taken(whole, at[first:start]))
                 first = start
     held.read_at = order
     return held

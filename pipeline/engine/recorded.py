@@ -21,7 +21,6 @@ import pyarrow.compute as pc
 
 from pipeline.core.audit import score
 from pipeline.core.batch import Settlements
-from pipeline.core.checks.family import streets_dealt
 from pipeline.core.evaluator import Category, category_of, parse_value, value_text
 from pipeline.core.evaluator.values import low_only_values
 from pipeline.core.games.chinese import NATURAL, NATURALS, PLAY, SURRENDER, as_low_middle
@@ -93,7 +92,8 @@ class Recorded:
 
     pool: Pool
     _made: dict[object, Rows] = field(default_factory=dict)
-    _misses: dict[str, Ints] = field(default_factory=dict)
+    _misses: dict[str, npt.NDArray[np.int16]] = field(default_factory=dict)
+    _dues: dict[int, Ints] = field(default_factory=dict)  # `_due`
     _keys: pa.Array | None = None
     _ids: pa.Array | None = None  # the players' ids, by code
     _naturals: Ints | None = None  # per hand, the naturals declared (`_declared`)
@@ -177,7 +177,7 @@ class Recorded:
         )
         return read_fantasyland(tops, base)
 
-    def card_misses(self, profile: Profile) -> Ints:
+    def card_misses(self, profile: Profile) -> npt.NDArray[np.int16]:
         """Per hand of the pool: the players dealt in it other than the Fantasyland cards
         `profile` says their previous hand earned (the rule across hands that the
         candidates' audits do not run), so that the cards read are scored too."""
@@ -186,18 +186,27 @@ class Recorded:
         key = fantasyland_digest(profile)
         if key not in self._misses:
             f = self._tops().columns
-            game = f["game"] == profile.game
-            due = game & f["judged"].astype(bool) & f["earned"].astype(bool)
-            due &= f["next_cards"] >= 0
+            due = self._due(profile.game)
             by_top = entry_cards_by_top(profile)
-            trips = f["top_category"] == Category.three_of_a_kind
-            entry = by_top[np.where(trips, len(by_top) - 1, np.clip(f["top_rank"], 0, 12))]
+            trips = f["top_category"][due] == Category.three_of_a_kind
+            top = np.clip(f["top_rank"][due], 0, 12)
+            entry = by_top[np.where(trips, len(by_top) - 1, top)]
             stay = fantasyland(profile)["stay_cards"]
-            want = np.where(f["in_fantasyland"].astype(bool), stay, entry)
-            missed = due & (want >= 0) & (want != f["next_cards"])
-            self._misses[key] = np.bincount(f["next_hand"][missed], minlength=len(self.pool))
+            want = np.where(f["in_fantasyland"][due].astype(bool), stay, entry)
+            missed = due[(want >= 0) & (want != f["next_cards"][due])]
+            misses = np.bincount(f["next_hand"][missed], minlength=len(self.pool))
+            self._misses[key] = misses.astype(np.int16)  # (a few players a hand)
         self._misses[profile.digest] = self._misses[key]
         return self._misses[key]
+
+    def _due(self, game: int) -> Ints:
+        """The open-face players of `game` (rows of `_tops`) judged to have earned
+        Fantasyland whose next hand's cards were read: where a profile may miss them."""
+        if game not in self._dues:
+            f = self._tops().columns
+            due = (f["game"] == game) & f["judged"].astype(bool) & f["earned"].astype(bool)
+            self._dues[game] = np.flatnonzero(due & (f["next_cards"] >= 0))
+        return self._dues[game]
 
     def scoop_bonus(self, hands: Ints, game: int) -> int | None:
         """The open-face scoop bonus that `hands`' recorded scoops give: a scooping
@@ -494,7 +503,7 @@ class Recorded:
         names: dict[str, list[Ints]] = {k: [] for k in (*keys, *CATEGORY_COLUMNS)}
         hand: list[Ints] = []
         ids: list[pa.Array] = []
-        for batch, _, offset in self.pool.batches:
+        for (batch, _, offset), fixed in zip(self.pool.batches, self.pool.unruled, strict=True):
             players, rows = batch.players, batch.rows
             n = len(players)
             category = np.full((n, 3), NEVER_CATEGORY, np.int64)
@@ -516,7 +525,7 @@ class Recorded:
             judged = open_face & plays & players.has_fantasyland_next & ~fouled
             names["judged"].append(judged.astype(np.int64))
             names["top_rank"].append(rank)
-            names["dealt"].append(streets_dealt(batch))
+            names["dealt"].append(fixed.cards)  # (the held batches have no streets)
             names["game"].append(batch.hands.game[players.hand])
             for r, column in enumerate(CATEGORY_COLUMNS):
                 names[column].append(category[:, r])

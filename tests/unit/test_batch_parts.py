@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from pipeline.core.audit import score
+from pipeline.core.audit import evaluated, score, unruled
 from pipeline.core.batch import HandBatch
 from pipeline.core.checks.family import _dealt_beyond, check_chinese, check_placements
 from pipeline.core.checks.findings import Findings
@@ -21,9 +22,22 @@ from pipeline.core.inference import candidate, hand_rules
 from pipeline.core.rules import RuleBook
 from pipeline.core.scoring import low_middles
 from pipeline.engine.infer import _Searcher
-from pipeline.engine.pool import Pool, Scorable, _divergences, _taken, force, read_pool
+from pipeline.engine.pool import (
+    READING,
+    Pool,
+    Scorable,
+    _by_game,
+    _divergences,
+    _own,
+    _reading_rules,
+    _taken,
+    force,
+    read_pool,
+)
 from pipeline.engine.recorded import Recorded
+from pipeline.ingest import decode, validate
 from pipeline.ingest.house_rules import read_rules
+from pipeline.ingest.sources import read_blocks
 from tests.conftest import EXAMPLES
 
 HOUSE = EXAMPLES / "house-rules"
@@ -80,7 +94,8 @@ def test_hands_taken_in_any_order_diverge_as_in_their_batch(name: str) -> None:
     rng = np.random.default_rng(11)
     diverged = 0
     for scorable, (batch, _, offset) in zip(_scorables(pool), pool.batches, strict=True):
-        assert all((np.diff(owner) >= 0).all() for owner in _owners(batch))  # as held
+        assert all((np.diff(owner) >= 0).all() for owner in _owners(batch))  # as held,
+        assert not len(batch.players.streets)  # without the streets `unruled` read
         profile = candidate(int(batch.hands.game[0]), {})
         whole = pool.divergences(profile, offset + np.arange(len(batch)))
         order = rng.permutation(len(batch))[: max(1, 2 * len(batch) // 3)]
@@ -154,10 +169,10 @@ def test_placements_found_once_and_under_each_profile_are_those_a_verify_finds()
     # `rules infer` finds the placements no profile changes once (`misplaced`) and the
     # cards a Fantasyland street deals, which a profile bounds, under each candidate:
     # the same players as `check_placements`, which a verify runs.
-    pool = read_pool(inputs(SETS["family"] + SETS["house"] + [HOUSE / "pineapple_prog-faults"]))
+    files = inputs(SETS["family"] + SETS["house"] + [HOUSE / "pineapple_prog-faults"])
     book: RuleBook = read_rules(HOUSE / "house.toml")
     compared = wrong = beyond = 0
-    for (batch, own, _), shown, fixed in zip(pool.batches, pool.shown, pool.unruled, strict=True):
+    for batch, own, shown, fixed in _with_streets(files):
         game = int(batch.hands.game[0])
         for profile in [candidate(game, {}), *(p for p in book.house if p.game == game)]:
             forced = force(batch, own, profile)
@@ -179,6 +194,18 @@ def test_placements_found_once_and_under_each_profile_are_those_a_verify_finds()
             wrong += int(found.sum())
             beyond += int((over & ~fixed.placed.misplaced).sum())
     assert compared and wrong and beyond  # placements went wrong, some by the cards dealt
+
+
+def _with_streets(files: list[Path]) -> Iterator[Scorable]:
+    """Each verified batch of `files` as `read_pool` reads it, its streets kept (the pool
+    holds them without: what they show was found once, `unruled`)."""
+    for path in files:
+        for block in read_blocks(path):
+            for part in _by_game(decode(block, threads=False)):
+                reading = replace(part, table=_reading_rules(part.table))
+                for batch in validate(reading, set(), READING)[0]:
+                    shown = evaluated(batch)
+                    yield batch, _own(batch, part.table), shown, unruled(batch, shown)
 
 
 def _player_of(batch: HandBatch, findings: Findings) -> npt.NDArray[np.int64]:

@@ -197,11 +197,13 @@ def check_placements(batch: HandBatch, findings: Findings) -> None:
 class Placements:
     """What the open-face players' streets show under any profile, per player: whether
     `check_placements` finds them wrong other than by the cards a Fantasyland street
-    deals, which the hand's profile bounds; and the fewest and most cards a street of
-    theirs deals (`_dealt_beyond`; NO_STREET for a player without streets)."""
+    deals, which the hand's profile bounds; the fewest and most cards a street of
+    theirs deals (`_dealt_beyond`; NO_STREET for a player without streets); and the
+    cards all their streets deal."""
 
     misplaced: Flags
     dealt: Ints  # (players, 2)
+    cards: Ints
 
 
 NO_STREET = (np.iinfo(np.int64).max, -1)  # the fewest and most a street deals, of none
@@ -209,14 +211,22 @@ NO_STREET = (np.iinfo(np.int64).max, -1)  # the fewest and most a street deals, 
 
 def placements(batch: HandBatch) -> Placements:
     """What `check_placements` finds under any profile, found once for every profile."""
-    misplaced = np.zeros(len(batch.players), dtype=bool)
-    misplaced[list(_placement_problems(batch, limits=False))] = True
+    placed = no_streets(len(batch.players))
+    placed.misplaced[list(_placement_problems(batch, limits=False))] = True
     streets = batch.players.streets
     dealt = np.bincount(streets.parts["dealt"][1], minlength=len(streets))
-    bounds = np.array([NO_STREET] * len(batch.players), dtype=np.int64)
-    np.minimum.at(bounds[:, 0], streets.player, dealt)
-    np.maximum.at(bounds[:, 1], streets.player, dealt)
-    return Placements(misplaced, bounds)
+    np.minimum.at(placed.dealt[:, 0], streets.player, dealt)
+    np.maximum.at(placed.dealt[:, 1], streets.player, dealt)
+    placed.cards[:] = streets_dealt(batch)
+    return placed
+
+
+def no_streets(n: int) -> Placements:
+    """What `n` players without streets show: nothing misplaced, no street, no cards."""
+    return Placements(
+        np.zeros(n, dtype=bool), np.array([NO_STREET] * n, dtype=np.int64).reshape(n, 2),
+        np.zeros(n, dtype=np.int64),
+    )  # fmt: skip
 
 
 def _dealt_beyond(batch: HandBatch, dealt: Ints) -> Flags:
