@@ -48,7 +48,6 @@ Ints = npt.NDArray[np.int64]
 # (whole batches, in input order), then scored with their neighbours on all of them.
 SAMPLE = 4000
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
-TOGETHER = 16384  # the most hands candidates are scored on in one pass (`together`)
 
 
 @dataclass(frozen=True)
@@ -286,11 +285,7 @@ class _Searcher:
         for trial, base, hands in asks:
             on = self.showing(base, trial, hands)
             held.append((trial, hands if on is None else hands[on]))
-        while held:  # at most TOGETHER hands a pass
-            sizes = np.cumsum([len(on) for _, on in held])
-            n = max(1, int(np.searchsorted(sizes, TOGETHER, side="right")))
-            self.pool.score_each(held[:n])
-            held = held[n:]
+        self.pool.score_each(held)
 
     def shown(self, hands: Ints) -> Callable[[str], bool]:
         """Whether an entry of a table may settle one of `hands` (`Recorded.showing`)."""
@@ -469,8 +464,7 @@ class _Searcher:
                 if what not in showing:
                     showing[what] = self.recorded.showing(what)
                 asked.setdefault(trial.digest, (trial, []))[1].append(self._shown(s, what, showing))
-        for trial, parts in asked.values():
-            self.pool.divergences(trial, np.unique(np.concatenate(parts)))
+        self.pool.score_each([(t, np.unique(np.concatenate(p))) for t, p in asked.values()])
         out = []
         for s, mine in zip(segments, trials, strict=True):
             entries = []

@@ -47,6 +47,7 @@ BOARDED = frozenset(game.name for game in GAMES if game.boards)
 # of it (a batch's fixed cost is a few milliseconds; a hand's a few microseconds); a few
 # sets of hands are kept so taken, since the search asks about the same hands again.
 PART_OF_BATCH = 0.5
+TOGETHER = 16384  # the most hands candidates are scored on in one pass (`score_each`)
 PARTS_KEPT = 32
 # The hands are held table by table, a game's in batches of at least this many (but
 # the last), a table in one batch (`by_table`).
@@ -70,7 +71,7 @@ class Own:
     has_surrender: Flags
     surrender_points: Ints
     boards: Ints  # how many boards the hand was dealt (0 in games without boards)
-    named: list[str | None]  # its `rules` field
+    named: npt.NDArray[np.object_]  # its `rules` field (text or None)
 
 
 @dataclass
@@ -117,7 +118,7 @@ class Pool:
         self.started_at += hands.started_at.tolist()
         self.game += hands.game.tolist()
         self.boards += own.boards.tolist()
-        self.named += own.named
+        self.named += own.named.tolist()
 
     def exact(self, profile: Profile, hands: Ints) -> Flags:
         """Per hand of `hands` (of the pool): exact under `profile`."""
@@ -164,10 +165,21 @@ class Pool:
         self.score_each([(profile, hands) for profile in profiles])
 
     def score_each(self, asks: Sequence[tuple[Profile, Ints]]) -> None:
-        """Score each candidate of `asks` on its hands where it is not yet scored, all in
-        one pass (their parts held one after another, one rule book for all): a small
-        part costs a pass more than its hands do. As `divergences`, under the highest
-        floor."""
+        """Score each candidate of `asks` on its hands where it is not yet scored, in
+        passes of at most TOGETHER hands (their parts held one after another, one rule
+        book for all): a small part costs a pass more than its hands do. As
+        `divergences`, under the highest floor."""
+        sizes = np.cumsum([len(hands) for _, hands in asks])
+        first = 0
+        while first < len(asks):  # the asks that fit in a pass, one at least
+            before = int(sizes[first - 1]) if first else 0
+            end = max(first + 1, int(np.searchsorted(sizes, before + TOGETHER, side="right")))
+            self._score_together(asks[first:end])
+            first = end
+
+    def _score_together(self, asks: Sequence[tuple[Profile, Ints]]) -> None:
+        """Score each candidate of `asks` on its hands where it is not yet scored, in
+        one pass."""
         todo: dict[str, tuple[Profile, Ints]] = {}
         for profile, hands in asks:
             scored = self._scored(profile)
@@ -549,7 +561,7 @@ def _own(batch: HandBatch, table: pa.Table) -> Own:
         has_surrender=~is_null(surrender),
         surrender_points=ints(surrender, 0),
         boards=ints(boards),
-        named=column("rules").to_pylist(),
+        named=np.array(column("rules").to_pylist(), dtype=object),
     )
 
 
