@@ -101,6 +101,7 @@ class Pool:
     focus: tuple[Ints, Scorable | None] | None = None
     # Each hand's place in the order read (the hands are held table by table: `by_table`).
     read_at: Ints = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    _games: Ints | None = None  # `games`, made once
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -119,6 +120,12 @@ class Pool:
         self.game += hands.game.tolist()
         self.boards += own.boards.tolist()
         self.named += own.named.tolist()
+
+    def games(self) -> Ints:
+        """Per hand of the pool: its game's code."""
+        if self._games is None or len(self._games) != len(self):
+            self._games = np.array(self.game, dtype=np.int64)
+        return self._games
 
     def exact(self, profile: Profile, hands: Ints) -> Flags:
         """Per hand of `hands` (of the pool): exact under `profile`."""
@@ -154,9 +161,10 @@ class Pool:
                 _divergences(batch, own, shown, fixed, scored)
             )
         rest = missing[~np.isin(batch_of, whole_batches)]
-        if len(rest):  # the others taken from their batches, as one
-            part = self._part(rest)
-            found[rest] = _counted(_divergences(*part, scored))
+        of = self.games()[rest]
+        for game in np.unique(of).tolist():  # the others taken from their batches, as one
+            mine = rest[of == game]  # (a game's: a batch holds one game's hands)
+            found[mine] = _counted(_divergences(*self._part(mine), scored))
         return found[hands].astype(np.int64)
 
     def score_together(self, profiles: Sequence[Profile], hands: Ints) -> None:
@@ -166,16 +174,23 @@ class Pool:
 
     def score_each(self, asks: Sequence[tuple[Profile, Ints]]) -> None:
         """Score each candidate of `asks` on its hands where it is not yet scored, in
-        passes of at most TOGETHER hands (their parts held one after another, one rule
-        book for all): a small part costs a pass more than its hands do. As
+        passes of at most TOGETHER hands of one game (their parts held one after another,
+        one rule book for all): a small part costs a pass more than its hands do. As
         `divergences`, under the highest floor."""
-        sizes = np.cumsum([len(hands) for _, hands in asks])
-        first = 0
-        while first < len(asks):  # the asks that fit in a pass, one at least
-            before = int(sizes[first - 1]) if first else 0
-            end = max(first + 1, int(np.searchsorted(sizes, before + TOGETHER, side="right")))
-            self._score_together(asks[first:end])
-            first = end
+        by_game: dict[int, list[tuple[Profile, Ints]]] = {}
+        games = self.games()
+        for profile, hands in asks:  # (a pass holds hands of one game)
+            of = games[hands]
+            for game in np.unique(of).tolist():
+                by_game.setdefault(game, []).append((profile, hands[of == game]))
+        for mine in by_game.values():
+            sizes = np.cumsum([len(hands) for _, hands in mine])
+            first = 0
+            while first < len(mine):  # the asks that fit in a pass, one at least
+                before = int(sizes[first - 1]) if first else 0
+                end = max(first + 1, int(np.searchsorted(sizes, before + TOGETHER, side="right")))
+                self._score_together(mine[first:end])
+                first = end
 
     def _score_together(self, asks: Sequence[tuple[Profile, Ints]]) -> None:
         """Score each candidate of `asks` on its hands where it is not yet scored, in

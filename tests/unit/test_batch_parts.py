@@ -46,6 +46,7 @@ SETS = {
     "family": [EXAMPLES / "family" / "faults" / "hands.jsonl", EXAMPLES / "family" / "clean"],
     "house": [HOUSE / f"{name}-faults" / "hands.jsonl" for name in ("asia", "ofc_capped")],
 }
+SETS["mixed"] = [SETS["taiwanese"][0], SETS["family"][0]]  # games dealt on boards, and not
 
 
 def inputs(paths: list[Path]) -> list[Path]:
