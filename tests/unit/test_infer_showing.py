@@ -163,23 +163,27 @@ def test_fantasyland_shows_where_a_player_sits_in_it_or_is_dealt_after_earning_i
 ) -> None:
     # A Fantasyland entry is scored on the hands with a player in it (their stay, their
     # street's cards) and the hand after one whose record earned it (the cards dealt
-    # there). The two are mostly the same hands; here they part: the hand before a
-    # player's first Fantasyland is missing from the export, and a player who earned
+    # there). The two are mostly the same hands; here they part: the hand where the first
+    # player in Fantasyland earned it is missing from the export, and a player who earned
     # it is recorded out of it in the next hand (a fault).
     made = tmp_path / "land.jsonl"
     dealt = handaudit("generate", "--rules", str(HOUSE_RULES), "--profile", "pineapple_prog",
-                      "--out", str(made), "--tables", "1", "--hands", "200",
-                      "--seed", "8")  # fmt: skip
+                      "--out", str(made), "--tables", "1", "--hands", "300",
+                      "--seed", "12")  # fmt: skip
     assert dealt.returncode == 0, dealt.stderr
     hands = [json.loads(line) for line in made.read_text().splitlines()]
-    inside = [i for i, h in enumerate(hands) if any(p.get("fantasyland") for p in h["players"])]
-    hands.pop(inside[0] - 1)  # the hand that earned the first Fantasyland
-    later = next(  # a hand after an entry where no top is a pair or trips (which would
-        i + 1  # show an entry as it is: whether it earns one)
-        for i, h in enumerate(hands[:-1])
-        if any(p.get("fantasyland_next") for p in h["players"])
-        and not any(p["rows"][0]["value"].startswith(("pair", "three"))
-                    for p in hands[i + 1]["players"])
+    first = next(i for i, h in enumerate(hands) if any(p.get("fantasyland") for p in h["players"]))
+    lands = {p["player_id"] for p in hands[first]["players"] if p.get("fantasyland")}
+    hands.pop(max(i for i in range(first) if lands & {p["player_id"] for p in hands[i]["players"]}))
+    later = next(  # the next hand of a player entering Fantasyland (by a pair of kings,
+        i + 1  # which an entry of aces would not earn), where no top is a pair or trips
+        for i, h in enumerate(hands[:-1])  # (which would show an entry as it is)
+        for p in h["players"]
+        if p.get("fantasyland_next") and not p.get("fantasyland")
+        and p["rows"][0]["value"].startswith("pair:KK")
+        and p["player_id"] in {q["player_id"] for q in hands[i + 1]["players"]}
+        and not any(q["rows"][0]["value"].startswith(("pair", "three"))
+                    for q in hands[i + 1]["players"])
     )  # fmt: skip
     for player in hands[later]["players"]:
         player["fantasyland"] = False  # dealt the cards earned, recorded out of it
