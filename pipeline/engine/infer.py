@@ -339,7 +339,7 @@ class _Searcher:
         """The hands of the pool of `game`, dealt `boards` boards when given, in the
         order read."""
         pool = self.pool
-        mine = np.array(pool.game) == game
+        mine = pool.games() == game
         if boards is not None:
             mine &= np.array(pool.boards) == boards
         hands = np.flatnonzero(mine)
