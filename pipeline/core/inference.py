@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from pipeline.core.readings import fantasyland, natural_table, royalty_table
 from pipeline.core.rules import GAMES, Profile, contract_value
+from pipeline.helpers.kept import Kept
 
 Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
@@ -253,10 +254,20 @@ def changes(base: Profile, trial: Profile) -> list[str]:
     return out
 
 
+# The profiles one value away from a best towards another, as made last (many tables'
+# searches and their undetermined entries ask the same pairs).
+_changed_of: Kept[list[tuple[str, Profile]]] = Kept(4096)
+
+
 def one_changed(best: Profile, other: Profile, left_out: set[str]) -> list[tuple[str, Profile]]:
     """`best` with one value set to `other`'s where they differ: one entry of a table
     (`royalties.middle.royal_flush`, `naturals.dragon`, `fantasyland.entry`) or one other
     key (`cap`); `left_out`: keys not to change. Each as (what changed, the profile)."""
+    key = (best.digest, other.digest, frozenset(left_out))
+    return list(_changed_of.get(key, lambda: _one_changed(best, other, left_out)))
+
+
+def _one_changed(best: Profile, other: Profile, left_out: set[str]) -> list[tuple[str, Profile]]:
     out = []
     for key in sorted((set(best.values) | set(other.values)) - left_out):
         mine, theirs = best.value(key), other.value(key)
@@ -268,10 +279,22 @@ def one_changed(best: Profile, other: Profile, left_out: set[str]) -> list[tuple
             out.append((key, with_value(best, key, theirs)))
             continue
         for path, value in _entries_differing(mine, theirs):
-            table = json.loads(json.dumps(mine))
-            _set(table, path, value)
-            out.append((".".join((key, *path)), with_value(best, key, table)))
+            what = ".".join((key, *path))
+            made = (best.digest, what, json.dumps(value, sort_keys=True))
+            out.append((what, _entry_of.get(made, partial(_with_entry, best, key, path, value))))
     return out
+
+
+# The profiles one entry away from a best, as made last (the other profiles a table's
+# best is compared with often differ from it in the same entries).
+_entry_of: Kept[Profile] = Kept(16384)
+
+
+def _with_entry(best: Profile, key: str, path: tuple[str, ...], value: Any) -> Profile:
+    """`best` with the entry `path` of its table `key` set to `value` (None: removed)."""
+    table = json.loads(json.dumps(TABLES[key](best)))
+    _set(table, path, value)
+    return with_value(best, key, table)
 
 
 def merged(

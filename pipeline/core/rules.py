@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -26,6 +25,7 @@ from pipeline.core.evaluator import Category
 from pipeline.core.games import VARIANTS, Variant, chinese
 from pipeline.core.games.chinese import ROYAL, ChineseRules
 from pipeline.core.games.open_face import TRIPS, OpenFaceRules, contract_rules
+from pipeline.helpers.kept import Kept
 
 Ints = npt.NDArray[np.int64]
 Flags = npt.NDArray[np.bool_]
@@ -193,20 +193,13 @@ CONTRACT = RuleBook()
 # A profile's values per game, as made last (`rules infer` makes many books of the
 # same profiles: the standard ones and each candidate scored on many parts).
 MADE_KEPT = 4096
-_made_of: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_made_of: Kept[Any] = Kept(MADE_KEPT)
 
 
 def _made(make: Callable[[Profile], T], profile: Profile) -> T:
     """`make(profile)`, kept a while by the profile's digest (a profile is not changed
     after it is made)."""
-    key = (make.__name__, profile.digest)
-    if key in _made_of:
-        _made_of.move_to_end(key)
-    else:
-        _made_of[key] = make(profile)
-        if len(_made_of) > MADE_KEPT:
-            _made_of.popitem(last=False)
-    made: T = _made_of[key]
+    made: T = _made_of.get((make.__name__, profile.digest), lambda: make(profile))
     return made
 
 

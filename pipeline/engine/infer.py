@@ -48,6 +48,7 @@ Ints = npt.NDArray[np.int64]
 # (whole batches, in input order), then scored with their neighbours on all of them.
 SAMPLE = 4000
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
+MERGE_INTO = 8  # the most used profiles of its game a segment's profile may be merged into
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,59 @@ def table_hands(pool: Pool) -> Iterator[tuple[str, Ints]]:
     for start, end in zip(starts, np.r_[starts[1:], len(order)], strict=True):
         hands = order[start:end]
         yield pool.table_id[int(hands[0])], hands
+
+
+@dataclass
+class _Uses:
+    """The segments of each profile (by digest) while `shared` merges them, and the
+    merge each profile's group was made at: a group only grows until it is merged
+    away, so a profile's digest and that number say which segments it holds."""
+
+    segments: list[Segment]
+    groups: dict[str, list[int]] = field(default_factory=dict)
+    made_at: dict[str, int] = field(default_factory=dict)
+    refused: set[tuple[object, ...]] = field(default_factory=set)  # merges that did not fit
+    merges: int = 0
+
+    def __post_init__(self) -> None:
+        for j, s in enumerate(self.segments):
+            self.groups.setdefault(s.profile.digest, []).append(j)
+        self.made_at = dict.fromkeys(self.groups, 0)
+
+    def of(self, i: int) -> list[int]:
+        """The segments that use segment `i`'s profile."""
+        return self.groups[self.segments[i].profile.digest]
+
+    def most_used(self, profile: Profile, n: int) -> list[str]:
+        """The `n` most used other profiles of `profile`'s game (first made first), of
+        those used at least as much as it."""
+        least = len(self.groups[profile.digest])
+        others = [
+            d
+            for d, members in self.groups.items()
+            if d != profile.digest
+            and len(members) >= least
+            and self.segments[members[0]].profile.game == profile.game
+        ]
+        return sorted(others, key=lambda d: -len(self.groups[d]))[:n]
+
+    def tried(self, i: int, digest: str) -> tuple[object, ...]:
+        """What decides the merge of segment `i`'s profile into `digest`."""
+        mine = self.segments[i].profile.digest
+        return (i, mine, self.made_at[mine], digest, self.made_at[digest])
+
+    def take(self, profile: Profile, both: list[int], scores: list[Fit]) -> None:
+        """Segments `both` (all of two profiles) take the merged `profile`."""
+        if profile.digest not in self.groups:  # (one used already grows)
+            self.made_at[profile.digest] = self.merges + 1
+        for digest in {self.segments[j].profile.digest for j in both}:
+            del self.groups[digest]
+        for j, score in zip(both, scores, strict=True):
+            fit = self.segments[j].fit
+            fits = {**fit.fits, profile.digest: (profile, score)}
+            self.segments[j] = replace(self.segments[j], fit=replace(fit, best=profile, fits=fits))
+        self.merges += 1
+        self.groups[profile.digest] = sorted(self.groups.get(profile.digest, []) + both)
 
 
 @dataclass(frozen=True)
@@ -456,7 +510,11 @@ class _Searcher:
         royalty, natural or Fantasyland table that no record of the segment shows. A
         trial is scored once over every segment that asks it, and only on the hands that
         may show its entry (`Recorded.showing`)."""
-        trials = [self.trials(s.profile, segments) for s in segments]
+        made: dict[str, list[tuple[str, Profile]]] = {}  # (by the segment's profile)
+        for s in segments:
+            if s.profile.digest not in made:
+                made[s.profile.digest] = self.trials(s.profile, segments)
+        trials = [made[s.profile.digest] for s in segments]
         showing: dict[str, Flags | None] = {}
         asked: dict[str, tuple[Profile, list[Ints]]] = {}
         for s, mine in zip(segments, trials, strict=True):
@@ -570,44 +628,65 @@ class _Searcher:
         return out
 
     def shared(self, segments: list[Segment]) -> list[Segment]:
-        """Segments take one profile where it fits each of them as well as its own:
-        a segment's profile is merged into a more used one of its game (the keys it
-        told apart kept, the others the more used one's), when the merged profile fits
-        every segment of both as well as before. Fewer profiles, the same fits."""
-        segments = list(segments)
-        merged = True
-        while merged:
-            merged = False
-            uses = Counter(s.profile.digest for s in segments)
-            for i in sorted(range(len(segments)), key=lambda i: uses[segments[i].profile.digest]):
-                if self._merge(segments, i, uses):
-                    merged = True
-                    break
-        return segments
+        """Segments take one profile where it fits each of them as well as its own: a
+        segment's profile is merged into one of the MERGE_INTO most used of its game,
+        used as much at least (the keys it told apart kept, the others'), the most used
+        first, when the merged profile fits every segment of both as well as before.
+        The segments are taken from the least used profile up, in passes until one
+        merges nothing. Fewer profiles, the same fits."""
+        uses = _Uses(list(segments))
+        merging = True
+        while merging:
+            merging = False
+            for i in sorted(range(len(segments)), key=lambda i: len(uses.of(i))):
+                merging |= self._merge(uses, i)
+        return uses.segments
 
-    def _merge(self, segments: list[Segment], i: int, uses: Counter[str]) -> bool:
-        mine = segments[i]
-        for digest, _ in uses.most_common():
-            other = next(s.profile for s in segments if s.profile.digest == digest)
-            if digest == mine.profile.digest or other.game != mine.profile.game:
+    def _merge(self, uses: _Uses, i: int) -> bool:
+        """Merge segment `i`'s profile into one of the most used of its game, if one fits
+        every segment of both. The merged profile is made of the two profiles and
+        segment `i`'s told keys: a merge refused (a segment of either fits worse) is
+        refused while both profiles are used (`_Uses.tried`), and is not tried again."""
+        mine = uses.segments[i]
+        for digest in uses.most_used(mine.profile, MERGE_INTO):
+            tried = uses.tried(i, digest)
+            if tried in uses.refused:
                 continue
-            both = [
-                j
-                for j, s in enumerate(segments)
-                if s.profile.digest in (digest, mine.profile.digest)
-            ]
+            other = uses.segments[uses.groups[digest][0]].profile
             profile = merged(other, mine.profile, mine.fit.undetermined, mine.fit.entries)
-            self.beside([(profile, segments[j].profile, segments[j].hands) for j in both])
-            scores = {  # each beside its own, scored on its hands
-                j: self.fit_beside(segments[j].hands)(profile, segments[j].profile) for j in both
-            }
-            if all(scores[j] >= segments[j].fit.score for j in both):
-                for j in both:
-                    fit = segments[j].fit
-                    fits = {**fit.fits, profile.digest: (profile, scores[j])}
-                    segments[j] = replace(segments[j], fit=replace(fit, best=profile, fits=fits))
+            both = sorted(uses.of(i) + uses.groups[digest])
+            scores = self.fits_beside(profile, [uses.segments[j] for j in both])
+            if all(s >= uses.segments[j].fit.score for j, s in zip(both, scores, strict=True)):
+                uses.take(profile, both, scores)
                 return True
+            uses.refused.add(tried)
         return False
+
+    def fits_beside(self, trial: Profile, segments: list[Segment]) -> list[Fit]:
+        """`fit_beside` of `trial` on each segment, beside the segment's own profile:
+        the segments of one profile scored as one run of hands (a merge tried over
+        hundreds of small tables costs their hands, not a pass and a call each)."""
+        out: dict[int, Fit] = {}
+        groups: dict[str, list[int]] = {}
+        for k, s in enumerate(segments):
+            groups.setdefault(s.profile.digest, []).append(k)
+        runs = [(segments[m[0]].profile, m) for m in groups.values()]
+        held = [(np.concatenate([segments[k].hands for k in m]), base, m) for base, m in runs]
+        self.beside([(trial, base, hands) for hands, base, _ in held])
+        for hands, base, members in held:
+            on = self.showing(base, trial, hands)
+            if on is None:
+                found = self.divergences(trial, hands)
+            else:
+                found = self.divergences(base, hands).copy()
+                found[on] = self.divergences(trial, hands[on])
+            starts = np.cumsum([0] + [len(segments[k].hands) for k in members[:-1]])
+            exact = np.add.reduceat((found == 0).astype(np.int64), starts)
+            wrong = np.add.reduceat(found, starts)
+            out.update(
+                zip(members, zip(exact.tolist(), (-wrong).tolist(), strict=True), strict=True)
+            )
+        return [out[k] for k in range(len(segments))]
 
     def joined(self, segments: list[Segment]) -> list[Segment]:
         """Neighbouring segments of a table that came to one profile (merged, or their

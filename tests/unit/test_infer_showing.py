@@ -9,18 +9,20 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pipeline.core.inference import (
     CATALOGUE,
     TABLES,
+    Search,
     candidate,
     changes,
     one_changed,
     with_value,
 )
 from pipeline.core.rules import Profile
-from pipeline.engine.infer import _Searcher, infer_tables, table_hands
+from pipeline.engine.infer import Segment, _Searcher, infer_tables, table_hands
 from pipeline.engine.pool import read_pool
 from pipeline.engine.recorded import Recorded
 from pipeline.ingest.house_rules import read_rules
@@ -204,3 +206,31 @@ def test_fantasyland_shows_where_a_player_sits_in_it_or_is_dealt_after_earning_i
                 assert searcher.fit_beside(table)(trial, base) == searcher.fit(table)(trial), what
                 tried += 1
     assert tried >= 5
+
+
+def test_a_trial_scored_over_many_segments_at_once_fits_each_as_scored_alone() -> None:
+    # A merge of profiles is tried over every segment of both (hundreds of small tables):
+    # the segments of one profile are scored as one run of hands, and each segment's fit
+    # (exact hands, divergences) is the one scoring it alone gives. Runs of 1 to 9 hands
+    # of every table of the public sets, under the profiles each table is seeded with.
+    pool = read_pool(SETS)
+    searcher = _Searcher(pool, Recorded(pool), None)
+    runs: list[Segment] = []
+    trials: dict[int, list[Profile]] = {}
+    for n, (table_id, hands) in enumerate(table_hands(pool)):
+        seeds = searcher.seeds(hands)
+        trials.setdefault(seeds[0].game, []).extend(seeds)
+        cuts = np.cumsum([1 + (n + k) % 9 for k in range(len(hands))])
+        for k, run in enumerate(np.split(hands, cuts[cuts < len(hands)])):
+            best = seeds[k % len(seeds)]
+            fit = Search(best, {best.digest: (best, searcher.fit(run)(best))}, ())
+            runs.append(Segment(table_id, run, fit))
+    checked = 0
+    for game, tried in trials.items():
+        mine = [s for s in runs if s.profile.game == game]
+        assert len({s.profile.digest for s in mine}) > 1  # several bases at once
+        for trial in tried:
+            alone = [searcher.fit_beside(s.hands)(trial, s.profile) for s in mine]
+            assert searcher.fits_beside(trial, mine) == alone
+            checked += len(mine)
+    assert checked > 5000
