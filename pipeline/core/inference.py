@@ -268,20 +268,40 @@ def one_changed(best: Profile, other: Profile, left_out: set[str]) -> list[tuple
 
 
 def _one_changed(best: Profile, other: Profile, left_out: set[str]) -> list[tuple[str, Profile]]:
+    return towards(best, values_given([best, other], left_out))
+
+
+def values_given(profiles: Sequence[Profile], left_out: set[str]) -> dict[str, list[Any]]:
+    """Per key that one of `profiles` sets (but those `left_out`), in order: the values
+    they give it, each once (a table whole, its own or the contract's)."""
+    out: dict[str, list[Any]] = {}
+    for key in sorted({key for p in profiles for key in p.values} - left_out):
+        given: dict[str, Any] = {}
+        for p in profiles:
+            value = TABLES[key](p) if key in TABLES else p.value(key)
+            given.setdefault(json.dumps(value, sort_keys=True), value)
+        out[key] = list(given.values())
+    return out
+
+
+def towards(best: Profile, values: dict[str, list[Any]]) -> list[tuple[str, Profile]]:
+    """`best` with one value set to one of `values` where it differs (`one_changed`):
+    one entry of a table, or one other key."""
     out = []
-    for key in sorted((set(best.values) | set(other.values)) - left_out):
-        mine, theirs = best.value(key), other.value(key)
-        if key in TABLES:
-            mine, theirs = TABLES[key](best), TABLES[key](other)
-        if mine == theirs:
-            continue
-        if key not in TABLES:
-            out.append((key, with_value(best, key, theirs)))
-            continue
-        for path, value in _entries_differing(mine, theirs):
-            what = ".".join((key, *path))
-            made = (best.digest, what, json.dumps(value, sort_keys=True))
-            out.append((what, _entry_of.get(made, partial(_with_entry, best, key, path, value))))
+    for key, given in values.items():
+        mine = TABLES[key](best) if key in TABLES else best.value(key)
+        for theirs in given:
+            if mine == theirs:
+                continue
+            if key not in TABLES:
+                out.append((key, with_value(best, key, theirs)))
+                continue
+            for path, value in _entries_differing(mine, theirs):
+                what = ".".join((key, *path))
+                made = (best.digest, what, json.dumps(value, sort_keys=True))
+                out.append(
+                    (what, _entry_of.get(made, partial(_with_entry, best, key, path, value)))
+                )
     return out
 
 

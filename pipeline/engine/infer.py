@@ -12,6 +12,7 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -30,15 +31,17 @@ from pipeline.core.inference import (
     changes,
     may_split,
     merged,
-    one_changed,
     paths,
     search,
+    towards,
+    values_given,
     with_value,
 )
 from pipeline.core.readings import ROWS, entry_table, fantasyland
 from pipeline.core.rules import GAMES, RANKS, Profile, RuleBook
 from pipeline.engine.pool import Pool
 from pipeline.engine.recorded import Recorded
+from pipeline.engine.turns import Turns
 from pipeline.helpers.progress import Progress
 
 Flags = npt.NDArray[np.bool_]
@@ -48,6 +51,7 @@ Ints = npt.NDArray[np.int64]
 # (whole batches, in input order), then scored with their neighbours on all of them.
 SAMPLE = 4000
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
+SEARCHES = 32  # tables searched in turns, their candidates scored together (`Turns`)
 MERGE_INTO = 8  # the most used profiles of its game a segment's profile may be merged into
 
 
@@ -111,11 +115,11 @@ def infer_tables(
     if progress is not None:
         progress.step("the rules of each table")
     search_of = _Searcher(pool, Recorded(pool), book)
-    segments: list[Segment] = []
-    for table_id, hands in table_hands(pool):
-        pool.focus_on(np.sort(hands))  # its parts taken from it, not from every batch
-        segments += search_of.segments(table_id, hands, [], depth=3)
-    pool.focus_on(None)
+    tables = list(table_hands(pool))
+    for _, hands in tables:  # what the tables of a game share, found first, once
+        search_of.shared_seeds(hands)
+    searches = [partial(search_of.segments, table_id, hands, [], 3) for table_id, hands in tables]
+    segments = [s for found in Turns(pool, SEARCHES).run(searches) for s in found]
     segments = search_of.shared(search_of.untold(segments))
     segments = search_of.joined(search_of.floors(segments))
     segments = search_of.untold(search_of.placed(segments))
@@ -354,6 +358,15 @@ class _Searcher:
         """Where a search starts: every profile of the rules file of the table's game,
         the contract with the tables read from the records of every hand of the game,
         the contract, and the contract with the tables read from the table's own."""
+        common, dealt = self.shared_seeds(hands)
+        fit = self.fit(hands)
+        if max(fit(p)[0] for p in common) == len(hands):
+            return common  # one of them fits every hand: no reading of the table's own
+        return [*common, *self.read(hands, common[0].game, dealt)]
+
+    def shared_seeds(self, hands: Ints) -> tuple[list[Profile], dict[str, Any]]:
+        """The seeds of the table of `hands` that its game's tables share (`seeds`;
+        found on first use), and the boards it deals."""
         pool = self.pool
         game = pool.game[int(hands[0])]
         dealt: dict[str, Any] = {}
@@ -363,11 +376,7 @@ class _Searcher:
         # what the most records of the game say, then the contract, then the table's own.
         boards = dealt.get("boards")
         common = [*self.house(game), *self.common(game, boards), *self.pooled(game, boards)]
-        common.append(candidate(game, dealt))
-        fit = self.fit(hands)
-        if max(fit(p)[0] for p in common) == len(hands):
-            return common  # one of them fits every hand: no reading of the table's own
-        return [*common, *self.read(hands, game, dealt)]
+        return [*common, candidate(game, dealt)], dealt
 
     def house(self, game: int) -> list[Profile]:
         """The rules file's profiles of `game`."""
@@ -511,10 +520,12 @@ class _Searcher:
         trial is scored once over every segment that asks it, and only on the hands that
         may show its entry (`Recorded.showing`)."""
         made: dict[str, list[tuple[str, Profile]]] = {}  # (by the segment's profile)
+        given: dict[tuple[int, int | None], dict[str, list[Any]]] = {}
         for s in segments:
             if s.profile.digest not in made:
-                made[s.profile.digest] = self.trials(s.profile, segments)
+                made[s.profile.digest] = self.trials(s.profile, segments, given)
         trials = [made[s.profile.digest] for s in segments]
+        named: dict[str, list[str]] = {}  # (`named`, by the segment's profile)
         showing: dict[str, Flags | None] = {}
         asked: dict[str, tuple[Profile, list[Ints]]] = {}
         for s, mine in zip(segments, trials, strict=True):
@@ -532,7 +543,9 @@ class _Searcher:
                 if fit(trial)[0] == fit(s.profile)[0]:
                     entries.append(what)
             unrecorded = self.unrecorded(s)
-            entries += self.unshown(s) + self.unseen(s, [t for _, t in mine])
+            if s.profile.digest not in named:
+                named[s.profile.digest] = self.named(s.profile, [t for _, t in mine])
+            entries += self.unshown(s) + self.unseen(s, named[s.profile.digest])
             entries = _dealing(s.profile, entries)
             keys = {*s.fit.undetermined, *unrecorded, *(e.split(".")[0] for e in entries)}
             order = [*CATALOGUE[s.profile.variant.name], *sorted(keys)]
@@ -549,23 +562,32 @@ class _Searcher:
         flags = showing[what]
         return segment.hands if flags is None else segment.hands[flags[segment.hands]]
 
-    def trials(self, best: Profile, segments: list[Segment]) -> list[tuple[str, Profile]]:
+    def trials(
+        self,
+        best: Profile,
+        segments: list[Segment],
+        given: dict[tuple[int, int | None], dict[str, list[Any]]],
+    ) -> list[tuple[str, Profile]]:
         """`best` with one value outside the catalogue set to another plausible profile's
-        (its game's, dealt its boards), each once: (what changed, the profile)."""
+        (its game's, dealt its boards), each once: (what changed, the profile). The
+        values the plausible profiles give, each once, are found once per game and
+        boards (`given`): thousands of small tables' profiles give few."""
         boards = best.value("boards") if best.variant.boards else None
-        dealt = {} if boards is None else {"boards": boards}
-        others = [
-            *self.house(best.game),
-            *self.commons.get((best.game, boards), []),
-            *self.readings.get((best.game, boards), []),
-            candidate(best.game, dealt),
-            *(s.profile for s in segments if s.profile.game == best.game),
-        ]
-        left_out = {*CATALOGUE[best.variant.name], *TABLE_KEYS, "boards"}
+        if (best.game, boards) not in given:
+            dealt = {} if boards is None else {"boards": boards}
+            others = [
+                *self.house(best.game),
+                *self.commons.get((best.game, boards), []),
+                *self.readings.get((best.game, boards), []),
+                candidate(best.game, dealt),
+                *(s.profile for s in segments if s.profile.game == best.game),
+            ]
+            left_out = {*CATALOGUE[best.variant.name], *TABLE_KEYS, "boards"}
+            each = {p.digest: p for p in [best, *others]}.values()  # each profile once
+            given[best.game, boards] = values_given(list(each), left_out)
         found: dict[str, tuple[str, Profile]] = {}
-        for other in {p.digest: p for p in others}.values():  # each profile once
-            for what, trial in one_changed(best, other, left_out):
-                found.setdefault(trial.digest, (what, trial))
+        for what, trial in towards(best, given[best.game, boards]):
+            found.setdefault(trial.digest, (what, trial))
         return list(found.values())
 
     def unrecorded(self, segment: Segment) -> set[str]:
@@ -580,12 +602,22 @@ class _Searcher:
             tables["naturals"] = recorded.naturals(hands, best)
         return {key for key, reading in tables.items() if reading is None}
 
-    def unseen(self, segment: Segment, others: list[Profile]) -> list[str]:
-        """The entries of the segment's royalty and natural tables (its profile's, the
-        contract's, the others', every natural, a royal flush where a straight flush
-        pays) that no record of the segment shows: whatever is written for them is not
-        read from its hands."""
-        best = segment.profile
+    def unseen(self, segment: Segment, named: list[str]) -> list[str]:
+        """The entries of the segment's royalty and natural tables (`named`) that no
+        record of the segment shows: whatever is written for them is not read from its
+        hands."""
+        out = []
+        for entry in named:
+            flags = self.recorded.showing(entry, surely=True)
+            if flags is not None and not flags[segment.hands].any():
+                out.append(entry)
+        return out
+
+    @staticmethod
+    def named(best: Profile, others: list[Profile]) -> list[str]:
+        """The entries of `best`'s royalty and natural tables that a segment's records
+        may not show (`unseen`): its profile's, the contract's, the others', every
+        natural, a royal flush where a straight flush pays; in order."""
         if best.variant.boards:
             return []
         keys = ["royalties"] if best.variant.open_face else ["royalties", "naturals"]
@@ -597,12 +629,7 @@ class _Searcher:
             entries |= {f"naturals.{name}" for name in NATURALS}
         entries |= {e.replace("straight_flush", "royal_flush") for e in entries
                     if e.startswith("royalties.") and e.endswith(".straight_flush")}  # fmt: skip
-        out = []
-        for entry in sorted(entries):
-            flags = self.recorded.showing(entry, surely=True)
-            if flags is not None and not flags[segment.hands].any():
-                out.append(entry)
-        return out
+        return sorted(entries)
 
     def unshown(self, segment: Segment) -> list[str]:
         """What an open-face segment's records cannot show whatever the other profiles

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -93,7 +93,7 @@ class Pool:
     # cents, None when unreadable). The table rules read a player's previous stack there.
     set_aside: dict[str, list[tuple[int, str, int | None]]] = field(default_factory=dict)
     # Divergences per hand of the pool, by candidate (-1: not scored yet; `_memo`).
-    memo: dict[str, Counts] = field(default_factory=dict)
+    memo: dict[str, Memo] = field(default_factory=dict)
     scored: dict[str, Profile] = field(default_factory=dict)  # each candidate as scored
     # Hands taken from their batches to be scored as one batch, by hands (kept a while).
     parts: OrderedDict[bytes, Scorable] = field(default_factory=OrderedDict)
@@ -102,6 +102,10 @@ class Pool:
     # Each hand's place in the order read (the hands are held table by table: `by_table`).
     read_at: Ints = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     _games: Ints | None = None  # `games`, made once
+    # While many searches take turns (`infer.py: Turns`): given what a search asks to be
+    # scored, holds it to be scored with the others' and returns once it is (True), or
+    # returns False (score it now).
+    defer: Callable[[Sequence[tuple[Profile, Ints]]], bool] | None = None
 
     def __len__(self) -> int:
         return len(self.hand_no)
@@ -147,6 +151,13 @@ class Pool:
         scored = profile if floor else self._scored(profile)  # the keys read after set apart
         found = self._memo(scored.digest)
         mine = found[hands]
+        if (
+            (mine < 0).any()
+            and not floor
+            and self.defer is not None
+            and self.defer([(profile, hands)])
+        ):
+            mine = found[hands]  # (scored with other searches' asks)
         if not (mine < 0).any():
             return mine.astype(np.int64)
         missing = np.unique(hands[mine < 0])
@@ -157,7 +168,7 @@ class Pool:
         whole_batches = np.flatnonzero(counts > PART_OF_BATCH * sizes)
         for b in whole_batches.tolist():  # most of a batch: all of it, at little more cost
             (batch, own, offset), shown, fixed = self.batches[b], self.shown[b], self.unruled[b]
-            found[offset : offset + len(batch)] = _counted(
+            found[np.arange(offset, offset + len(batch))] = _counted(
                 _divergences(batch, own, shown, fixed, scored)
             )
         rest = missing[~np.isin(batch_of, whole_batches)]
@@ -177,6 +188,8 @@ class Pool:
         passes of at most TOGETHER hands of one game (their parts held one after another,
         one rule book for all): a small part costs a pass more than its hands do. As
         `divergences`, under the highest floor."""
+        if self.defer is not None and self.defer(asks):
+            return
         by_game: dict[int, list[tuple[Profile, Ints]]] = {}
         games = self.games()
         for profile, hands in asks:  # (a pass holds hands of one game)
@@ -198,8 +211,7 @@ class Pool:
         todo: dict[str, tuple[Profile, Ints]] = {}
         for profile, hands in asks:
             scored = self._scored(profile)
-            found = self.memo.get(scored.digest)
-            missing = hands if found is None else hands[found[hands] < 0]
+            missing = self.unscored(profile, hands)
             if scored.digest in todo:
                 missing = np.concatenate([todo[scored.digest][1], missing])
             todo[scored.digest] = (scored, missing)
@@ -214,17 +226,22 @@ class Pool:
         for (digest, (_, hands)), divergences in zip(todo.items(), together, strict=True):
             self._memo(digest)[hands] = _counted(divergences)
 
+    def unscored(self, profile: Profile, hands: Ints) -> Ints:
+        """Those of `hands` that `profile` is not scored on yet."""
+        found = self.memo.get(self._scored(profile).digest)
+        return hands if found is None else hands[found[hands] < 0]
+
     def _scored(self, profile: Profile) -> Profile:
         """`profile` as the search's candidates are scored (`hand_rules`), made once."""
         if profile.digest not in self.scored:
             self.scored[profile.digest] = hand_rules(profile)
         return self.scored[profile.digest]
 
-    def _memo(self, digest: str) -> Counts:
+    def _memo(self, digest: str) -> Memo:
         """The divergences per hand of the pool under a candidate, as scored so far (a
         small type: the search asks about thousands of candidates)."""
         if digest not in self.memo:
-            self.memo[digest] = np.full(len(self), -1, dtype=COUNT)
+            self.memo[digest] = Memo(len(self))
         return self.memo[digest]
 
     def focus_on(self, hands: Ints | None) -> None:
@@ -596,6 +613,54 @@ def _counted(found: Ints) -> Counts:
     """Divergences per hand as the memo holds them (a hand has far fewer than the most
     the type holds; more would still count as many)."""
     return np.minimum(found, np.iinfo(COUNT).max).astype(COUNT)
+
+
+class Memo:
+    """A candidate's divergences per hand of the pool, as scored so far (-1: not yet),
+    held over the span of the hands it was scored on: most candidates are one table's
+    (read from its records, or a step of its search), and the pool holds a table's
+    hands together; thousands of them would not each hold every hand."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size  # the pool's hands
+        self.first = 0  # the first hand held
+        self.counts: Counts = np.zeros(0, dtype=COUNT)
+
+    def __getitem__(self, hands: Ints) -> Counts:
+        at = hands - self.first
+        inside = (at >= 0) & (at < len(self.counts))
+        if inside.all():
+            return self.counts[at]
+        out = np.full(len(hands), -1, dtype=COUNT)
+        out[inside] = self.counts[at[inside]]
+        return out
+
+    def __setitem__(self, hands: Ints, counts: Counts) -> None:
+        if not len(hands):
+            return
+        self._hold(int(hands.min()), int(hands.max()) + 1)
+        self.counts[hands - self.first] = counts
+
+    def _hold(self, start: int, end: int) -> None:
+        """Hold hands `start` to `end` at least; grown twice as wide at least, so that
+        a candidate scored table after table is not copied at every table."""
+        first, last = self.first, self.first + len(self.counts)
+        if len(self.counts) and first <= start and end <= last:
+            return
+        rightwards = not len(self.counts) or end > last  # (the way it grows)
+        if len(self.counts):
+            start, end = min(start, first), max(end, last)
+        grow = max(end - start, 2 * len(self.counts))
+        if rightwards:
+            end = min(self.size, start + grow)
+            start = max(0, end - grow)
+        else:
+            start = max(0, end - grow)
+            end = min(self.size, start + grow)
+        counts = np.full(end - start, -1, dtype=COUNT)
+        if len(self.counts):
+            counts[first - start : last - start] = self.counts
+        self.first, self.counts = start, counts
 
 
 def _stacked(scorable: Scorable, profiles: list[Profile], sizes: list[int]) -> list[Ints]:

@@ -549,3 +549,16 @@ def test_a_name_the_rules_file_gives_other_values_is_not_reused(tmp_path: Path) 
     (said,) = [line for line in text.splitlines() if line.startswith("profile asia: ")]
     assert "home_run false -> true" in said and "scoring 1-6 -> 2-4" in said, said
     _verifies_clean(HOUSE / "asia", written, tmp_path)
+
+
+@pytest.mark.parametrize("profile", ["asia", "pineapple_prog"])
+def test_many_small_tables_of_one_profile_are_written_as_it(tmp_path: Path, profile: str) -> None:
+    # 80 tables of 5 hands, each too small to tell most keys: their profiles are merged
+    # into one (each keeps what its own hands told), under which every hand is exact.
+    history = generated(tmp_path, profile, 80, 5, "--seed", "3")
+    written = tmp_path / "inferred.toml"
+    table = rows(inferred(str(history), "--write", str(written)))
+    assert len(table) == 80
+    assert {cells[6].split(" ")[0] for cells in table.values()} == {profile}
+    assert written.read_text().count("[profiles.") == 1
+    _verifies_clean(history, written, tmp_path)
