@@ -1,13 +1,13 @@
 """`rules infer` beside a plain `verify` of the same hands (the issue's bound: 3 times).
 
 Run: .venv/bin/python scripts/bench_infer.py [--hands 200000] [--variant taiwanese]
-     [--profile NAME [--faults RATE]] [--runs 3] [--ref REV]
+     [--profile NAME [--faults RATE] [--table-hands 1000]] [--runs 3] [--ref REV]
 On the bench's data set of the variant (made on first use, `bench_pipeline.data_set`),
-or with --profile, tables of 1,000 hands dealt by that profile of the public house-rules
-file (verified under it, inferred with it withheld), each command in a fresh process, in
-turns (verify, infer, verify, infer, ...: the machine's speed drifts). With --ref, the
-infer of another commit (from a temporary git worktree, this venv) runs in the same
-turns. Prints the median seconds of each, and the ratios.
+or with --profile, tables of 1,000 hands (or --table-hands) dealt by that profile of the
+public house-rules file (verified under it, inferred with it withheld), each command in a
+fresh process, in turns (verify, infer, verify, infer, ...: the machine's speed drifts).
+With --ref, the infer of another commit (from a temporary git worktree, this venv) runs
+in the same turns. Prints the median seconds of each, and the ratios.
 """
 
 from __future__ import annotations
@@ -45,16 +45,20 @@ def timed(tree: Path, *args: str) -> float:
 HOUSE = ROOT / "fixtures" / "examples" / "house-rules" / "house.toml"
 
 
-def profile_set(hands: int, out: Path, profile: str, faults: float = 0.0) -> Path:
-    """Tables of 1,000 hands dealt by `profile` of the public house-rules file (with
-    `faults`, that share of hands given a fault)."""
+def profile_set(
+    hands: int, out: Path, profile: str, faults: float = 0.0, table_hands: int = 1000
+) -> Path:
+    """Tables of `table_hands` hands dealt by `profile` of the public house-rules file
+    (with `faults`, that share of hands given a fault)."""
     name = f"{profile}-{hands}" + (f"-faults-{faults}" if faults else "")
+    name += f"-tables-of-{table_hands}" if table_hands != 1000 else ""
     path = out / name / "hands.jsonl"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        tables = str(max(1, hands // 1000))
+        tables = str(max(1, hands // table_hands))
         args = ["generate", "--rules", str(HOUSE), "--profile", profile, "--tables", tables]
-        args += ["--hands", str(min(hands, 1000)), "--out", str(path), "--faults", str(faults)]
+        args += ["--hands", str(min(hands, table_hands)), "--out", str(path)]
+        args += ["--faults", str(faults)]
         timed(ROOT, *args)
     return path
 
@@ -79,6 +83,7 @@ def main() -> None:
     ap.add_argument("--variant", default="taiwanese")
     ap.add_argument("--profile", help="a profile of the public house-rules file, withheld")
     ap.add_argument("--faults", type=float, default=0.0, help="with --profile: a share")
+    ap.add_argument("--table-hands", type=int, default=1000, help="with --profile: a table's")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ref", help="another commit whose infer runs in the same turns")
     ap.add_argument("--out", type=Path, default=ROOT / "bench")
@@ -88,7 +93,7 @@ def main() -> None:
     if a.profile is None:
         jsonl, _ = data_set(a.hands, a.out, a.variant)
     else:
-        jsonl = profile_set(a.hands, a.out, a.profile, a.faults)
+        jsonl = profile_set(a.hands, a.out, a.profile, a.faults, a.table_hands)
         rules = ("--rules", str(HOUSE))
     print(f"# {a.hands:,} hands ({jsonl}), {a.runs} runs each, in turns")
     if a.ref is None:
