@@ -52,7 +52,6 @@ Ints = npt.NDArray[np.int64]
 SAMPLE = 4000
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
 SEARCHES = 32  # tables searched in turns, their candidates scored together (`Turns`)
-MERGE_INTO = 8  # the most used profiles of its game a segment's profile may be merged into
 
 
 @dataclass(frozen=True)
@@ -215,6 +214,7 @@ class _Uses:
     groups: dict[str, list[int]] = field(default_factory=dict)
     made_at: dict[str, int] = field(default_factory=dict)
     refused: set[tuple[object, ...]] = field(default_factory=set)  # merges that did not fit
+    made: dict[tuple[object, ...], Profile] = field(default_factory=dict)  # (`merged`)
     merges: int = 0
 
     def __post_init__(self) -> None:
@@ -226,23 +226,30 @@ class _Uses:
         """The segments that use segment `i`'s profile."""
         return self.groups[self.segments[i].profile.digest]
 
-    def most_used(self, profile: Profile, n: int) -> list[str]:
-        """The `n` most used other profiles of `profile`'s game (first made first), of
-        those used at least as much as it."""
-        least = len(self.groups[profile.digest])
+    def most_used(self, profile: Profile) -> list[str]:
+        """The other profiles of `profile`'s game, the most used first (then the first
+        made)."""
         others = [
             d
             for d, members in self.groups.items()
-            if d != profile.digest
-            and len(members) >= least
-            and self.segments[members[0]].profile.game == profile.game
+            if d != profile.digest and self.segments[members[0]].profile.game == profile.game
         ]
-        return sorted(others, key=lambda d: -len(self.groups[d]))[:n]
+        return sorted(others, key=lambda d: -len(self.groups[d]))
 
-    def tried(self, i: int, digest: str) -> tuple[object, ...]:
-        """What decides the merge of segment `i`'s profile into `digest`."""
+    def merged(self, i: int, digest: str) -> Profile:
+        """Segment `i`'s profile merged into `digest`'s (`inference.merged`), made once."""
+        mine = self.segments[i]
+        key = (digest, mine.profile.digest, mine.fit.undetermined, mine.fit.entries)
+        if key not in self.made:
+            other = self.segments[self.groups[digest][0]].profile
+            self.made[key] = merged(other, mine.profile, mine.fit.undetermined, mine.fit.entries)
+        return self.made[key]
+
+    def tried(self, i: int, digest: str, profile: Profile) -> tuple[object, ...]:
+        """What decides whether `profile`, segment `i`'s merged into `digest`, fits the
+        segments of both as well as their own: it, and which segments they are."""
         mine = self.segments[i].profile.digest
-        return (i, mine, self.made_at[mine], digest, self.made_at[digest])
+        return (profile.digest, mine, self.made_at[mine], digest, self.made_at[digest])
 
     def take(self, profile: Profile, both: list[int], scores: list[Fit]) -> None:
         """Segments `both` (all of two profiles) take the merged `profile`."""
@@ -656,11 +663,11 @@ class _Searcher:
 
     def shared(self, segments: list[Segment]) -> list[Segment]:
         """Segments take one profile where it fits each of them as well as its own: a
-        segment's profile is merged into one of the MERGE_INTO most used of its game,
-        used as much at least (the keys it told apart kept, the others'), the most used
-        first, when the merged profile fits every segment of both as well as before.
-        The segments are taken from the least used profile up, in passes until one
-        merges nothing. Fewer profiles, the same fits."""
+        segment's profile is merged into another of its game (the keys it told apart
+        kept, the others' elsewhere), the most used first, when the merged profile fits
+        every segment of both as well as before. The segments are taken from the least
+        used profile up, in passes until one merges nothing. Fewer profiles, the same
+        fits or better."""
         uses = _Uses(list(segments))
         merging = True
         while merging:
@@ -670,17 +677,16 @@ class _Searcher:
         return uses.segments
 
     def _merge(self, uses: _Uses, i: int) -> bool:
-        """Merge segment `i`'s profile into one of the most used of its game, if one fits
-        every segment of both. The merged profile is made of the two profiles and
-        segment `i`'s told keys: a merge refused (a segment of either fits worse) is
-        refused while both profiles are used (`_Uses.tried`), and is not tried again."""
+        """Merge segment `i`'s profile into another of its game, the most used first, if
+        the merged profile fits every segment of both. A merge refused is refused while
+        both profiles are used and is not tried again (`_Uses.tried`): the segments of
+        a profile that tell the same keys all make the same merge."""
         mine = uses.segments[i]
-        for digest in uses.most_used(mine.profile, MERGE_INTO):
-            tried = uses.tried(i, digest)
+        for digest in uses.most_used(mine.profile):
+            profile = uses.merged(i, digest)
+            tried = uses.tried(i, digest, profile)
             if tried in uses.refused:
                 continue
-            other = uses.segments[uses.groups[digest][0]].profile
-            profile = merged(other, mine.profile, mine.fit.undetermined, mine.fit.entries)
             both = sorted(uses.of(i) + uses.groups[digest])
             scores = self.fits_beside(profile, [uses.segments[j] for j in both])
             if all(s >= uses.segments[j].fit.score for j, s in zip(both, scores, strict=True)):
