@@ -8,6 +8,7 @@ rules changed, its floor, and one profile shared by the tables it fits as well.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -216,25 +217,38 @@ class _Uses:
     refused: set[tuple[object, ...]] = field(default_factory=set)  # merges that did not fit
     made: dict[tuple[object, ...], Profile] = field(default_factory=dict)  # (`merged`)
     merges: int = 0
+    born: list[tuple[int, str]] = field(default_factory=list)  # (made at, digest), in turn
+    # Per segment, the merges made when every merge of its profile was last refused.
+    refused_at: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for j, s in enumerate(self.segments):
             self.groups.setdefault(s.profile.digest, []).append(j)
         self.made_at = dict.fromkeys(self.groups, 0)
+        self.born = [(0, d) for d in self.groups]
 
     def of(self, i: int) -> list[int]:
         """The segments that use segment `i`'s profile."""
         return self.groups[self.segments[i].profile.digest]
 
-    def most_used(self, profile: Profile) -> list[str]:
-        """The other profiles of `profile`'s game, the most used first (then the first
-        made)."""
+    def most_used(self, i: int) -> list[str]:
+        """The other profiles of segment `i`'s game that a merge of its profile may go
+        into, the most used first (then the one its first segment comes first): all of
+        them, or, where every merge of its profile was refused after some merge and it
+        is used since, those made since then (the others are refused still)."""
+        profile = self.segments[i].profile
+        since = self.refused_at.get(i, -1)
+        if self.made_at[profile.digest] <= since:
+            at = bisect.bisect_right(self.born, since, key=lambda b: b[0])
+            made = {d for m, d in self.born[at:] if d in self.groups and self.made_at[d] == m}
+        else:
+            made = set(self.groups)
         others = [
             d
-            for d, members in self.groups.items()
-            if d != profile.digest and self.segments[members[0]].profile.game == profile.game
+            for d in made
+            if d != profile.digest and self.segments[self.groups[d][0]].profile.game == profile.game
         ]
-        return sorted(others, key=lambda d: -len(self.groups[d]))
+        return sorted(others, key=lambda d: (-len(self.groups[d]), self.groups[d][0]))
 
     def merged(self, i: int, digest: str) -> Profile:
         """Segment `i`'s profile merged into `digest`'s (`inference.merged`), made once."""
@@ -255,6 +269,7 @@ class _Uses:
         """Segments `both` (all of two profiles) take the merged `profile`."""
         if profile.digest not in self.groups:  # (one used already grows)
             self.made_at[profile.digest] = self.merges + 1
+            self.born.append((self.merges + 1, profile.digest))
         for digest in {self.segments[j].profile.digest for j in both}:
             del self.groups[digest]
         for j, score in zip(both, scores, strict=True):
@@ -665,24 +680,20 @@ class _Searcher:
         """Segments take one profile where it fits each of them as well as its own: a
         segment's profile is merged into another of its game (the keys it told apart
         kept, the others' elsewhere), the most used first, when the merged profile fits
-        every segment of both as well as before. The segments are taken from the least
-        used profile up, in passes until one merges nothing. Fewer profiles, the same
-        fits or better."""
+        every segment of both as well as before; the segments taken from the least used
+        profile up, again after each merge. Fewer profiles, the same fits or better."""
         uses = _Uses(list(segments))
-        merging = True
-        while merging:
-            merging = False
-            for i in sorted(range(len(segments)), key=lambda i: len(uses.of(i))):
-                merging |= self._merge(uses, i)
+        order = range(len(segments))
+        while any(self._merge(uses, i) for i in sorted(order, key=lambda i: len(uses.of(i)))):
+            pass
         return uses.segments
 
     def _merge(self, uses: _Uses, i: int) -> bool:
         """Merge segment `i`'s profile into another of its game, the most used first, if
         the merged profile fits every segment of both. A merge refused is refused while
-        both profiles are used and is not tried again (`_Uses.tried`): the segments of
-        a profile that tell the same keys all make the same merge."""
-        mine = uses.segments[i]
-        for digest in uses.most_used(mine.profile):
+        both profiles are used, and is not tried again (`_Uses.tried`, `most_used`): the
+        segments of a profile that tell the same keys all make the same merge."""
+        for digest in uses.most_used(i):
             profile = uses.merged(i, digest)
             tried = uses.tried(i, digest, profile)
             if tried in uses.refused:
@@ -693,6 +704,7 @@ class _Searcher:
                 uses.take(profile, both, scores)
                 return True
             uses.refused.add(tried)
+        uses.refused_at[i] = uses.merges
         return False
 
     def fits_beside(self, trial: Profile, segments: list[Segment]) -> list[Fit]:
