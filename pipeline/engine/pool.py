@@ -97,8 +97,6 @@ class Pool:
     scored: dict[str, Profile] = field(default_factory=dict)  # each candidate as scored
     # Hands taken from their batches to be scored as one batch, by hands (kept a while).
     parts: OrderedDict[bytes, Scorable] = field(default_factory=OrderedDict)
-    # One table's hands held as one batch while its rules are searched (`focus_on`).
-    focus: tuple[Ints, Scorable | None] | None = None
     # Each hand's place in the order read (the hands are held table by table: `by_table`).
     read_at: Ints = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     _games: Ints | None = None  # `games`, made once
@@ -244,13 +242,6 @@ class Pool:
             self.memo[digest] = Memo(len(self))
         return self.memo[digest]
 
-    def focus_on(self, hands: Ints | None) -> None:
-        """Hold `hands` (ascending; one table's) as one batch, joined when a part of them
-        is first asked for, from which any of their parts is taken in one step rather
-        than from every batch they span (a table's hands are spread over the whole
-        input); None: hold none."""
-        self.focus = None if hands is None else (hands, None)  # joined on first use
-
     def _part(self, hands: Ints) -> Scorable:
         """The pool's hands `hands` (ascending) held as one batch to score (`_held`);
         kept, since the search asks about the same hands under many candidates."""
@@ -265,18 +256,8 @@ class Pool:
 
     def _held(self, hands: Ints) -> Scorable:
         """The pool's hands `hands` (in any order, a hand as often as it is named) as one
-        batch to score, with what each says, its evaluation and what no profile changes:
-        taken from the table held (`focus_on`) when it holds them, else from each batch."""
-        held = self.focus
-        at = np.searchsorted(held[0], hands) if held is not None else None
-        if held is not None and at is not None and _among(held[0], hands, at):
-            whole = held[1] if held[1] is not None else self._joined(held[0])
-            self.focus = (held[0], whole)
-            return (
-                whole
-                if len(hands) == len(held[0]) and (at == np.arange(len(at))).all()
-                else _taken(whole, at)
-            )
+        batch to score, with what each says, its evaluation and what no profile changes,
+        taken from each batch."""
         distinct = np.unique(hands)
         joined = self._joined(distinct)
         if len(distinct) == len(hands) and (distinct == hands).all():
@@ -337,12 +318,6 @@ def _taken(scorable: Scorable, hands: Ints) -> Scorable:
         value,
         Unruled(fixed.rows[hands], *(column[players] for column in fixed.per_player())),
     )
-
-
-def _among(held: Ints, hands: Ints, at: Ints) -> bool:
-    """Whether every one of `hands` is in `held` (both ascending; `at`: where each would
-    go in `held`)."""
-    return bool(len(hands)) and bool((at < len(held)).all()) and bool((held[at] == hands).all())
 
 
 def ranges(first: Ints, hands: Ints) -> Ints:

@@ -78,12 +78,10 @@ def test_hands_scored_apart_diverge_as_in_their_whole_batches(name: str) -> None
             assert pool.parts, "the hands were not scored apart"
             np.testing.assert_array_equal(apart, whole[some])
         table = np.flatnonzero(np.array(pool.table_id) == pool.table_id[-1])
-        pool.focus_on(table)  # one table held as one batch, its parts taken from it
-        for share in (1.0, 0.4):
+        for share in (1.0, 0.4):  # one table's hands, all or some
             some = np.sort(rng.choice(table, max(1, int(share * len(table))), replace=False))
             apart = unscored(pool).divergences(profile, some)
             np.testing.assert_array_equal(apart, whole[some])
-        pool.focus_on(None)
     assert diverged  # the comparison saw divergences, not only clean hands
 
 
