@@ -30,6 +30,7 @@ from pipeline.core.money import cents_of
 from pipeline.core.rules import GAMES, Profile, RuleBook, standard_profiles
 from pipeline.core.showdown import Showdown
 from pipeline.helpers.columns import ints, is_null, whole
+from pipeline.helpers.kept import Kept
 from pipeline.helpers.progress import Progress
 from pipeline.ingest import FilePart, decode, validate
 from pipeline.ingest.decode import Decoded
@@ -287,20 +288,15 @@ class Pool:
 # The rule books of the candidates scored last (a book's tables are made on first use,
 # and the search scores a candidate on many parts of the hands).
 BOOKS_KEPT = 64
-_books: OrderedDict[str, RuleBook] = OrderedDict()
+_books: Kept[RuleBook] = Kept(BOOKS_KEPT)
 
 
 def _book(profile: Profile) -> RuleBook:
     """The rule book that holds `profile`, after the standard profiles (kept a while)."""
-    if profile.digest in _books:
-        _books.move_to_end(profile.digest)
-    else:
-        _books[profile.digest] = RuleBook(
-            (*standard_profiles(), replace(profile, name="candidate"))
-        )
-        if len(_books) > BOOKS_KEPT:
-            _books.popitem(last=False)
-    return _books[profile.digest]
+    return _books.get(
+        profile.digest,
+        lambda: RuleBook((*standard_profiles(), replace(profile, name="candidate"))),
+    )
 
 
 # A batch ready to score: its hands, what each says, its evaluation, what no profile changes.
