@@ -807,10 +807,9 @@ class _Searcher:
 
     def floors(self, segments: list[Segment]) -> list[Segment]:
         """The floor of each Taiwanese profile, over all its segments: of the floors of
-        the catalogue, one under which the fewest of their divergences that a floor
-        decides are found (`floor_costs`): a floor fault, outvoted, is a divergence
-        then, not a lower floor. Where several are as good, the hands do not tell them
-        apart: the one nearest the contract's is written, and the floor is undetermined."""
+        the catalogue, the one the hands tell (`floors_fitting`). Where several are as
+        good, the hands do not tell them apart: the one nearest the contract's is
+        written, and the floor is undetermined."""
         groups: dict[str, list[int]] = {}
         for i, s in enumerate(segments):
             if s.profile.variant.floor_points:
@@ -819,8 +818,9 @@ class _Searcher:
         for members in groups.values():
             best = segments[members[0]].profile
             hands = np.concatenate([segments[i].hands for i in members])
-            worths = [self.recorded.floor_worths(segments[i].hands) for i in members]
-            tied = self.floors_fitting(best, hands, np.concatenate(worths))
+            returns = [self.recorded.floor_returns(segments[i].hands) for i in members]
+            ended, worths = (np.concatenate(side) for side in zip(*returns, strict=True))
+            tied = self.floors_fitting(best, hands, ended, worths)
             contract = best.variant.floor_points
             floor = min(tied, key=lambda f: (abs(f - contract), f))
             for i in members:
@@ -832,18 +832,48 @@ class _Searcher:
                 out[i] = replace(out[i], fit=fit)
         return out
 
-    def floors_fitting(self, best: Profile, hands: Ints, worths: Ints) -> list[int]:
-        """The floors of the catalogue under which the fewest of `hands`' divergences
-        that a floor decides are found (`floor_costs`). Where none is found under the
-        highest floor no dealt stack contradicts, the hands flag less the higher the
-        floor: those from the lowest that flags none up to it, found by halving,
-        without scoring every floor."""
+    def floors_fitting(self, best: Profile, hands: Ints, ended: Ints, worths: Ints) -> list[int]:
+        """The floors of the catalogue the hands tell, of a table's players dealt in
+        again (`ended` and `worths`, `Recorded.floor_returns`). First those under which
+        the fewest of `hands`' divergences that a floor decides are found
+        (`fewest_flagged`). A higher floor flags a floor fault (a player dealt in below
+        it) that a lower one lets pass; what tells it is that the players who ended a
+        hand below it added on to reach it before they were dealt in again. A floor is
+        taken over the fewest flagging ones when the players who kept it (`kept`)
+        outnumber, by more than those floors' keepers do, what it flags: its floor faults
+        are then faults, not a lower floor. Where players top up when they need not,
+        a floor they kept and nobody broke is among the fewest flagging ones: the hands
+        do not tell it from the others."""
         seated = hands[self.pool.sat_out()[hands]]
         least = self._flagged(best, FLOORS[-1], seated)
+        tied, cost = self.fewest_flagged(best, seated, worths, least)
+        kept = {f: int(((ended < f) & (worths >= f)).sum()) for f in FLOORS}
+        broken = {f: int((worths < f).sum()) for f in FLOORS}
+        beaten = max(kept[f] for f in tied) - cost  # the fewest flagging floors' votes
+        votes: dict[int, int] = {}
+        rest = sorted(set(FLOORS) - set(tied), key=lambda f: broken[f] - kept[f])
+        for floor in rest:  # the most a floor's vote can be first; the largest group lowers it
+            most = kept[floor] - broken[floor]
+            if most <= beaten or most < max(votes.values(), default=most):
+                break
+            grouped = int((self._flagged(best, floor, seated) > least).sum())
+            votes[floor] = most - grouped
+        top = max(votes.values(), default=beaten)
+        return [f for f, vote in votes.items() if vote == top] if top > beaten else tied
+
+    def fewest_flagged(
+        self, best: Profile, seated: Ints, worths: Ints, least: Ints
+    ) -> tuple[list[int], int]:
+        """The floors of the catalogue under which the fewest of the hands' divergences
+        that a floor decides are found (`floor_costs`), and their number. Where none is
+        found under the highest floor no dealt stack contradicts, the hands flag less the
+        higher the floor: those from the lowest that flags none up to it, found by
+        halving, without scoring every floor."""
         top = [f for f in FLOORS if not (worths < f).any()]
         if not top or (self._flagged(best, top[-1], seated) > least).any():
             costs = self.floor_costs(best, seated, worths, least)
-            return [f for f, cost in costs.items() if cost == min(costs.values())]
+            fewest = min(costs.values())
+            return [f for f, cost in costs.items() if cost == fewest], fewest
         lo, hi = 0, len(top) - 1  # top[hi] flags nothing; find the lowest that does not
         while lo < hi:
             mid = (lo + hi) // 2
@@ -851,7 +881,7 @@ class _Searcher:
                 lo = mid + 1
             else:
                 hi = mid
-        return top[lo:]
+        return top[lo:], 0
 
     def floor_costs(self, best: Profile, seated: Ints, worths: Ints, least: Ints) -> dict[int, int]:
         """Per floor of the catalogue, what it flags that depends on it: the players dealt

@@ -103,11 +103,12 @@ class Recorded:
     # hand may: the same fits, found at more cost; a test compares the two).
     narrowed: ClassVar[bool] = True
 
-    def floor_worths(self, hands: Ints) -> Ints:
-        """What each player of `hands` (one table's, in order) dealt in again held, in
-        points: the more of the stack they ended their previous hand at the table with
-        (a quarantined one's too, as the table rules read it) and the one they were
-        dealt in with. A floor above it is contradicted (rules.md section 7)."""
+    def floor_returns(self, hands: Ints) -> tuple[Ints, Ints]:
+        """Per player of `hands` (one table's, in order) dealt in again, in points: the
+        stack they ended their previous hand at the table with (a quarantined one's too,
+        as the table rules read it), and what they were dealt in with, the more of that
+        and their starting stack. A floor above the second is contradicted (rules.md
+        section 7); one between the two was kept (they added on to reach it)."""
         f = self._players().of_hands(hands)
         aside = self.pool.set_aside.get(self.pool.table_id[int(hands[0])], [])
         player, no, start, end = f["player"], f["hand_no"], f["start"], f["end"]
@@ -128,9 +129,12 @@ class Recorded:
         player, start, end = player[order], start[order], end[order]
         judged, known = judged[order], known[order]
         again = np.r_[False, player[1:] == player[:-1]] & np.r_[False, known[:-1]] & judged
-        worth = np.maximum(np.r_[0, end[:-1]], start)[again]
-        value = np.concatenate([f["point_value"], np.ones(len(aside), np.int64)])[order]
-        return worth // np.maximum(value[again], 1)
+        ended = np.r_[0, end[:-1]][again]
+        worth = np.maximum(ended, start[again])
+        value = np.maximum(
+            np.concatenate([f["point_value"], np.ones(len(aside), np.int64)])[order][again], 1
+        )
+        return ended // value, worth // value
 
     def row_points(self, hands: Ints, game: int, boards: int) -> RowPoints:
         """Row points and Home Run bonus read from the recorded points of `hands`' pairs
