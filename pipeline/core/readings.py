@@ -217,16 +217,11 @@ def read_fantasyland(tops: Tops, base: Profile) -> Reading | None:
     out = dict(land)
     seen: set[str] = set()
     entering = ~tops.in_fantasyland & (tops.category[:, 0] == Category.pair)
-    if entering.any():
-        earned_ranks = tops.top_rank[entering & tops.earned]
-        missed = tops.top_rank[entering & ~tops.earned]
-        if len(earned_ranks):
-            entry = int(earned_ranks.min())
-            # The lowest pair that earned it, with the pair below it seen missing it.
-            if not (missed >= entry).any() and (entry == 0 or (missed == entry - 1).any()):
-                seen.add("entry")
-            if not (missed >= entry).any():
-                out["entry"] = RANKS[entry] * 2
+    if (entering & tops.earned).any():
+        entry, told = _entry(tops.top_rank[entering], tops.earned[entering])
+        out["entry"] = RANKS[entry] * 2
+        if told:
+            seen.add("entry")
     staying = tops.in_fantasyland
     if staying.any():
         stay = _stay(tops.category[staying], tops.earned[staying], land["stay"])
@@ -240,6 +235,18 @@ def read_fantasyland(tops: Tops, base: Profile) -> Reading | None:
     rows_told = sum(s.startswith("stay.") for s in seen)
     whole = {s.split(".")[0] for s in seen} - ({"stay"} if rows_told < len(ROWS) else set())
     return Reading(out, 4 - len(whole), frozenset(seen))
+
+
+def _entry(rank: Ints, earned: Flags) -> tuple[int, bool]:
+    """The lowest top pair that enters, of the top pairs `rank` that did (`earned`) or
+    did not: the rank that the fewest of them contradict (a pair below it that entered,
+    one at or above it that did not: a fault either way, outvoted), the highest of
+    equals (the lowest pair seen entering), and whether no other is as good (the pair
+    below it seen missing)."""
+    ranks = np.arange(len(RANKS))[:, None]
+    wrong = np.where(earned, rank < ranks, rank >= ranks).sum(axis=1)
+    best = np.flatnonzero(wrong == wrong.min())
+    return int(best[-1]), len(best) == 1
 
 
 def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str] | None:

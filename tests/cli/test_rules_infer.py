@@ -578,6 +578,26 @@ def test_a_floor_its_players_top_up_to_outvotes_its_floor_faults(
     assert "floor_60" in {check for _, check in found}
 
 
+def test_an_entry_to_fantasyland_is_read_past_its_faults(tmp_path: Path) -> None:
+    # ofc_capped enters from jacks; 10% faults, a few of them a top that entered when
+    # it should not or did not when it should. Read only from a table without
+    # contradictions, the entry was the contract's queens, which the search never left:
+    # jacks fit 7 hands more, and the file written flagged 18 hands the true one does not.
+    history = _withheld(generated(tmp_path, "ofc_capped", 1, 3000, "--seed", "25",
+                                  "--faults", "0.1"))  # fmt: skip
+    written = tmp_path / "inferred.toml"
+    table = rows(inferred(str(history), "--write", str(written)))
+    assert "entry" not in table["O00001"][10], table
+    assert 'entry = "JJ"' in written.read_text()
+    true = tmp_path / "true.toml"  # the house's profiles, ofc_capped at every table
+    true.write_text(RULES.read_text() + '\n[[tables]]\nmatch = "*"\nprofile = "ofc_capped"\n')
+    for name, given in (("true", true), ("written", written)):
+        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
+                          str(tmp_path / name))  # fmt: skip
+        assert audit.returncode == 1, audit.stderr
+    assert _flagged(tmp_path / "written") == _flagged(tmp_path / "true")
+
+
 def test_a_name_the_rules_file_gives_other_values_is_not_reused(tmp_path: Path) -> None:
     # The hands name asia; the rules file given calls asia something else (1-6, no
     # doubling Home Run). The hands are audited under the name they give, so what they

@@ -61,6 +61,31 @@ def test_a_stay_row_is_told_only_where_a_stay_and_a_leave_bound_it() -> None:
     assert "stay.middle" not in reading.seen
 
 
+def test_an_entry_is_the_pair_the_fewest_tops_contradict() -> None:
+    # Jacks and better entered; one pair of queens did not, one pair of nines did (two
+    # faults). Read as "the lowest pair that entered, none above it missing", the entry
+    # was the base's; the tops vote for jacks, 2 against 5.
+    base = candidate(OFC, {})  # the contract: queens
+
+    def top(
+        rank: str, earned: bool
+    ) -> tuple[bool, tuple[Category, Category, Category], str, bool, int]:
+        return (False, (C.pair, C.pair, C.flush), rank, earned, 13 if earned else 0)
+
+    made = [top("J", True), top("J", True), top("K", True), top("A", True), top("Q", False),
+            top("9", True), top("T", False), top("T", False), top("8", False)]  # fmt: skip
+    reading = read_fantasyland(tops(*made), base)
+    assert reading is not None
+    assert reading.table["entry"] == "JJ"
+    assert "entry" in reading.seen  # tens missed it: no other pair is as good
+    # Without the tens and the nines' fault, nines, tens and jacks are as good (the
+    # queens' fault against each): the highest of equals is read, not told.
+    reading = read_fantasyland(tops(*made[:5], made[8]), base)
+    assert reading is not None
+    assert reading.table["entry"] == "JJ"
+    assert "entry" not in reading.seen
+
+
 def base_stay() -> list[str]:
     return ["top:three_of_a_kind", "middle:full_house", "bottom:four_of_a_kind"]
 
