@@ -53,6 +53,7 @@ Ints = npt.NDArray[np.int64]
 SAMPLE = 4000
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
 SEARCHES = 32  # tables searched in turns, their candidates scored together (`Turns`)
+LOOK = 300  # the hands a merge of profiles is first scored on (`fits_each`)
 
 
 @dataclass(frozen=True)
@@ -699,13 +700,32 @@ class _Searcher:
             if tried in uses.refused:
                 continue
             both = sorted(uses.of(i) + uses.groups[digest])
-            scores = self.fits_beside(profile, [uses.segments[j] for j in both])
-            if all(s >= uses.segments[j].fit.score for j, s in zip(both, scores, strict=True)):
+            scores = self.fits_each(profile, [uses.segments[j] for j in both])
+            if scores is not None:
                 uses.take(profile, both, scores)
                 return True
             uses.refused.add(tried)
         uses.refused_at[i] = uses.merges
         return False
+
+    def fits_each(self, trial: Profile, segments: list[Segment]) -> list[Fit] | None:
+        """`fits_beside` of `trial` on each segment where it fits each as well as the
+        segment's own profile, else None: scored on the first segments' LOOK hands, then
+        on four times as many at a time, so that a merge refused (most are, by many of
+        the segments) stops at the first part one of its segments fits worse in."""
+        out: list[Fit] = []
+        start, size = 0, LOOK
+        while start < len(segments):
+            end, held = start, 0
+            while end < len(segments) and (end == start or held < size):
+                held, end = held + len(segments[end].hands), end + 1
+            part = segments[start:end]
+            scores = self.fits_beside(trial, part)
+            if any(s < segment.fit.score for s, segment in zip(scores, part, strict=True)):
+                return None
+            out += scores
+            start, size = end, size * 4
+        return out
 
     def fits_beside(self, trial: Profile, segments: list[Segment]) -> list[Fit]:
         """`fit_beside` of `trial` on each segment, beside the segment's own profile:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -225,7 +226,7 @@ def test_a_trial_scored_over_many_segments_at_once_fits_each_as_scored_alone() -
             best = seeds[k % len(seeds)]
             fit = Search(best, {best.digest: (best, searcher.fit(run)(best))}, ())
             runs.append(Segment(table_id, run, fit))
-    checked = 0
+    checked, refused = 0, 0
     for game, tried in trials.items():
         mine = [s for s in runs if s.profile.game == game]
         assert len({s.profile.digest for s in mine}) > 1  # several bases at once
@@ -233,4 +234,14 @@ def test_a_trial_scored_over_many_segments_at_once_fits_each_as_scored_alone() -
             alone = [searcher.fit_beside(s.hands)(trial, s.profile) for s in mine]
             assert searcher.fits_beside(trial, mine) == alone
             checked += len(mine)
+            # Scored part by part, a merge stops at the first part a segment fits worse
+            # in: the fits are the same where none does; else none, wherever it is.
+            for k in (None, 0, len(mine) // 2, len(mine) - 1):
+                owns = [(a[0] + (n == k), a[1]) for n, a in enumerate(alone)]
+                segments = [replace(s, fit=replace(s.fit, best=s.profile,
+                                                   fits={s.profile.digest: (s.profile, own)}))
+                            for s, own in zip(mine, owns, strict=True)]  # fmt: skip
+                assert searcher.fits_each(trial, segments) == (None if k is not None else alone)
+                refused += k is not None
     assert checked > 5000
+    assert refused > 10
