@@ -236,12 +236,12 @@ def test_a_trial_scored_over_many_segments_at_once_fits_each_as_scored_alone() -
             checked += len(mine)
             # Scored part by part, a merge stops at the first part a segment fits worse
             # in: the fits are the same where none does; else none, wherever it is.
-            for k in (None, 0, len(mine) // 2, len(mine) - 1):
-                owns = [(a[0] + (n == k), a[1]) for n, a in enumerate(alone)]
+            for worse in (None, 0, len(mine) // 2, len(mine) - 1):
+                owns = [(a[0] + (n == worse), a[1]) for n, a in enumerate(alone)]
                 segments = [replace(s, fit=replace(s.fit, best=s.profile,
                                                    fits={s.profile.digest: (s.profile, own)}))
                             for s, own in zip(mine, owns, strict=True)]  # fmt: skip
-                assert searcher.fits_each(trial, segments) == (None if k is not None else alone)
-                refused += k is not None
+                assert searcher.fits_each(trial, segments) == (None if worse is not None else alone)
+                refused += worse is not None
     assert checked > 5000
     assert refused > 10
