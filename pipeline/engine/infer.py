@@ -557,14 +557,17 @@ class _Searcher:
                     showing[what] = self.recorded.showing(what)
                 asked.setdefault(trial.digest, (trial, []))[1].append(self._shown(s, what, showing))
         self.pool.score_each([(t, np.unique(np.concatenate(p))) for t, p in asked.values()])
+        asks = [(k, what, trial) for k, mine in enumerate(trials) for what, trial in mine]
+        runs = [self._shown(segments[k], what, showing) for k, what, _ in asks]
+        alike = self.exact_in([t for _, _, t in asks], runs) == self.exact_in(
+            [segments[k].profile for k, _, _ in asks], runs
+        )
+        told: list[list[str]] = [[] for _ in segments]
+        for (k, what, _), same in zip(asks, alike.tolist(), strict=True):
+            if same:
+                told[k].append(what)
         out = []
-        for s, mine in zip(segments, trials, strict=True):
-            entries = []
-            for what, trial in mine:
-                hands = self._shown(s, what, showing)
-                fit = self.fit(hands)
-                if fit(trial)[0] == fit(s.profile)[0]:
-                    entries.append(what)
+        for s, mine, entries in zip(segments, trials, told, strict=True):
             unrecorded = self.unrecorded(s)
             if s.profile.digest not in named:
                 named[s.profile.digest] = self.named(s.profile, [t for _, t in mine])
@@ -577,6 +580,21 @@ class _Searcher:
                 sorted({e for e in entries if "." in e and e.split(".")[0] not in unrecorded})
             )
             out.append(replace(s, fit=replace(s.fit, undetermined=undetermined, entries=shown)))
+        return out
+
+    def exact_in(self, profiles: list[Profile], runs: list[Ints]) -> Ints:
+        """Per run of hands, how many are exact under the profile beside it: the runs of
+        each profile scored as one."""
+        out = np.zeros(len(runs), np.int64)
+        of: dict[str, list[int]] = {}
+        for k, profile in enumerate(profiles):
+            of.setdefault(profile.digest, []).append(k)
+        for members in of.values():
+            mine = [runs[k] for k in members]
+            found = self.divergences(profiles[members[0]], np.concatenate(mine))
+            exact = np.r_[0, np.cumsum(found == 0)]
+            ends = np.cumsum([len(run) for run in mine])
+            out[members] = exact[ends] - exact[ends - [len(run) for run in mine]]
         return out
 
     @staticmethod
@@ -615,15 +633,11 @@ class _Searcher:
 
     def unrecorded(self, segment: Segment) -> set[str]:
         """The tables of the segment's game that none of its records shows."""
-        best, hands, recorded = segment.profile, segment.hands, self.recorded
-        if best.variant.boards:
+        variant = segment.profile.variant
+        if variant.boards:
             return set()
-        tables = {"royalties": recorded.royalties(hands, best)}
-        if best.variant.open_face:
-            tables["fantasyland"] = recorded.fantasyland(hands, best)
-        else:
-            tables["naturals"] = recorded.naturals(hands, best)
-        return {key for key, reading in tables.items() if reading is None}
+        tables = ("royalties", "fantasyland" if variant.open_face else "naturals")
+        return {key for key in tables if not self.recorded.reads(key)[segment.hands].any()}
 
     def unseen(self, segment: Segment, named: list[str]) -> list[str]:
         """The entries of the segment's royalty and natural tables (`named`) that no

@@ -94,6 +94,7 @@ class Recorded:
     _made: dict[object, Rows] = field(default_factory=dict)
     _misses: dict[str, npt.NDArray[np.int16]] = field(default_factory=dict)
     _dues: dict[int, Ints] = field(default_factory=dict)  # `_due`
+    _reads: dict[str, Flags] = field(default_factory=dict)  # `reads`
     _keys: pa.Array | None = None
     _ids: pa.Array | None = None  # the players' ids, by code
     _naturals: Ints | None = None  # per hand, the naturals declared (`_declared`)
@@ -150,6 +151,26 @@ class Recorded:
         keep = rows.columns["counted"][at].astype(bool)
         keys = self._keys.take(pa.array(at[keep]))
         return read_royalties(keys, rows.columns["royalty"][at][keep], base)
+
+    def reads(self, table: str) -> Flags:
+        """Per hand of the pool, whether its records give a reading of `table`
+        (`royalties`, `naturals`, `fantasyland`): the reading of a run of hands none of
+        which does is None, onto any base."""
+        if table not in self._reads:
+            if table == "royalties":
+                rows, given = self._royalty_rows(), "counted"
+            elif table == "naturals":
+                rows, given = self._pairs(), "alone"
+            else:
+                rows, given = self._tops(), "judged"
+            if given == "alone":
+                mine, theirs = rows.columns["natural"], rows.columns["opponent_natural"]
+                flags = ((mine > 0) != (theirs > 0)).astype(np.int64)
+            else:
+                flags = rows.columns[given].astype(bool).astype(np.int64)
+            counts = np.r_[0, np.cumsum(flags)]
+            self._reads[table] = counts[rows.first[1:]] > counts[rows.first[:-1]]
+        return self._reads[table]
 
     def naturals(self, hands: Ints, base: Profile) -> Reading | None:
         """The naturals table of `hands`' pairs in which one side declared a natural."""

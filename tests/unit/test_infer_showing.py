@@ -245,3 +245,29 @@ def test_a_trial_scored_over_many_segments_at_once_fits_each_as_scored_alone() -
                 refused += worse is not None
     assert checked > 5000
     assert refused > 10
+
+
+def test_a_run_reads_a_table_where_one_of_its_hands_gives_it() -> None:
+    # A segment's tables that none of its records shows are undetermined (`unrecorded`):
+    # read per hand once, a run reads a table where one of its hands gives it, as its
+    # reading says, for runs of 1 to 5 hands of every table of the public sets.
+    pool = read_pool(SETS)
+    recorded = Recorded(pool)
+    checked: Counter[tuple[str, bool]] = Counter()
+    for n, (_, hands) in enumerate(table_hands(pool)):
+        base = candidate(pool.game[int(hands[0])], {})
+        if base.variant.boards:
+            continue
+        cuts = np.cumsum([1 + (n + k) % 5 for k in range(len(hands))])
+        for run in np.split(hands, cuts[cuts < len(hands)]):
+            readings = {"royalties": recorded.royalties(run, base)}
+            if base.variant.open_face:
+                readings["fantasyland"] = recorded.fantasyland(run, base)
+            else:
+                readings["naturals"] = recorded.naturals(run, base)
+            for table, reading in readings.items():
+                assert bool(recorded.reads(table)[run].any()) == (reading is not None), table
+                checked[table, reading is None] += 1
+    assert checked["royalties", False], checked  # (every run here shows a royalty)
+    for table in ("naturals", "fantasyland"):
+        assert checked[table, True] and checked[table, False], checked
