@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from functools import cached_property
 from typing import Any, TypeVar
@@ -56,6 +56,12 @@ class Profile:
         once: a profile's values are not changed after it is made)."""
         text = json.dumps({"game": self.variant.name, **self.values}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def named(self, name: str) -> Profile:
+        """The same profile under another name (its digest kept: it is the same)."""
+        renamed = replace(self, name=name)
+        renamed.__dict__["digest"] = self.digest  # (the cached property's own place)
+        return renamed
 
     def value(self, key: str) -> Any:
         """The value of `key` under this profile: its own, else the contract's."""

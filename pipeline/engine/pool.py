@@ -295,7 +295,7 @@ def _book(profile: Profile) -> RuleBook:
     """The rule book that holds `profile`, after the standard profiles (kept a while)."""
     return _books.get(
         profile.digest,
-        lambda: RuleBook((*standard_profiles(), replace(profile, name="candidate"))),
+        lambda: RuleBook((*standard_profiles(), profile.named("candidate"))),
     )
 
 
@@ -638,7 +638,7 @@ def _stacked(scorable: Scorable, profiles: list[Profile], sizes: list[int]) -> l
     """Per profile: the divergences of its hands (the next `sizes` of the batch, in turn)
     under it, as `_divergences` finds them, in one pass with one rule book for all."""
     batch, own, shown, fixed = scorable
-    named = (replace(p, name=f"candidate {i}") for i, p in enumerate(profiles))
+    named = (p.named(f"candidate {i}") for i, p in enumerate(profiles))
     book = RuleBook((*standard_profiles(), *named))
     codes = np.repeat(len(GAMES) + np.arange(len(profiles), dtype=np.int64), sizes)
     found = divergent_hands(_forced(batch, own, book, codes), shown, fixed)

@@ -271,3 +271,12 @@ def test_a_run_reads_a_table_where_one_of_its_hands_gives_it() -> None:
     assert checked["royalties", False], checked  # (every run here shows a royalty)
     for table in ("naturals", "fantasyland"):
         assert checked[table, True] and checked[table, False], checked
+
+
+def test_a_profile_renamed_for_a_pass_keeps_the_digest_it_would_make() -> None:
+    # A pass names each candidate anew; the digest (game and values, not the name) is
+    # carried over rather than made again, and is the one made from scratch.
+    for profile in read_rules(EXAMPLES / "house-rules" / "house.toml").house:
+        renamed = profile.named("candidate 7")
+        assert renamed.name == "candidate 7" and renamed.values == profile.values
+        assert renamed.digest == profile.digest == Profile("x", profile.game, profile.values).digest
