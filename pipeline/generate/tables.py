@@ -47,6 +47,7 @@ class Tables:
     clock: Ints  # seconds since the epoch
     floor_points: int  # below it a player is short: the table's floor, else SHORT_POINTS
     cover_points: int  # what a dealt player covers per opponent
+    dealt_floor: int  # below it a player may not be dealt in: the table's floor (0: none)
 
     @classmethod
     def open(
@@ -59,9 +60,10 @@ class Tables:
         cover_points: int | None = None,
     ) -> Tables:
         """`n` tables of `game`, at its floor and cover unless house rules say otherwise
-        (in a game without a floor, players still feel short under SHORT_POINTS)."""
-        floor_points = game.floor_points if floor_points is None else floor_points
-        floor_points = floor_points or SHORT_POINTS
+        (in a game without a floor, players still feel short under SHORT_POINTS, and top
+        up or leave, but may be dealt in)."""
+        dealt_floor = game.floor_points if floor_points is None else floor_points
+        floor_points = dealt_floor or SHORT_POINTS
         cover_points = game.cover_points if cover_points is None else cover_points
         point_value = rng.choice(POINT_VALUES, n)
         occupied = rng.random((n, SEATS)) < 0.8
@@ -81,6 +83,7 @@ class Tables:
             clock=1_795_000_000 + rng.integers(0, 30 * 86400, n),
             floor_points=floor_points,
             cover_points=cover_points,
+            dealt_floor=dealt_floor,
         )
 
     def settle(

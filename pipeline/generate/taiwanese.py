@@ -105,7 +105,7 @@ def _who_is_dealt(
     """Seats change, then each table deals its largest group that can cover (or, with a
     dealing fault, one player more or fewer); the fault drawn for each table."""
     seat_changes(rng, t)
-    floor = t.floor_points * t.point_value[:, None]
+    floor = t.dealt_floor * t.point_value[:, None]
     away = t.occupied & (rng.random(t.stack.shape) < 0.03)
     candidate = t.occupied & ~t.timed_out & ~away & (t.stack >= floor)
     k = largest_group(GAME, t.stack, candidate, t.point_value, t.cover_points)
@@ -179,7 +179,7 @@ def _dealing_faults(
     """Deal in (or leave out) one player at the tables drawn for a dealing fault."""
     dealt = dealt.copy()
     fault = fault.copy()
-    floor = t.floor_points * t.point_value
+    floor = t.dealt_floor * t.point_value
     for table in np.flatnonzero(fault >= len(faults.RECORD_FAULTS)):
         kind = FAULTS[fault[table]]
         n = int(dealt[table].sum())

@@ -89,6 +89,23 @@ def test_twenty_thousand_hands_of_a_profile_verify_clean(tmp_path: Path, profile
     assert_clean(audited(history, tmp_path / "audit"), profile, 20_000)
 
 
+def test_no_floor_deals_a_short_player_who_covers_and_verifies_clean(tmp_path: Path) -> None:
+    # floor_points = 0: no floor. Players still top up or leave when short, as at any
+    # table, but the largest group deals every one who covers it: the dealer held back
+    # those under 60 points, which verify rightly flagged (largest_group, 2 to 3 hands
+    # at these seeds).
+    rules = tmp_path / "none.toml"
+    rules.write_text('[profiles.none]\ngame = "taiwanese"\nfloor_points = 0\n')
+    for seed in ("2", "4"):
+        out = tmp_path / f"none-{seed}.jsonl"
+        made = handaudit("generate", "--rules", str(rules), "--profile", "none", "--tables",
+                         "8", "--hands", "200", "--seed", seed, "--out", str(out))  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        audit = handaudit("verify", str(out), "--rules", str(rules), "--out",
+                          str(tmp_path / f"v{seed}"))  # fmt: skip
+        assert audit.returncode == 0, audit.stdout
+
+
 def test_a_floor_at_the_catalogue_s_highest_is_dealt_and_verifies_clean(tmp_path: Path) -> None:
     # Buy-ins, top-ups and the two seats of an idle table reach at least the floor,
     # however high the house sets it (200 points: the usual range ends there).
