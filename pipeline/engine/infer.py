@@ -23,6 +23,7 @@ from pipeline.core.games.chinese import NATURALS
 from pipeline.core.inference import (
     CATALOGUE,
     FLOORS,
+    MIN_GAIN,
     TABLE_KEYS,
     TABLES,
     Fit,
@@ -875,7 +876,8 @@ class _Searcher:
         hand below it added on to reach it before they were dealt in again. A floor is
         taken over the fewest flagging ones when the players who kept it (`kept`)
         outnumber, by more than those floors' keepers do, what it flags: its floor faults
-        are then faults, not a lower floor. Where players top up when they need not,
+        are then faults, not a lower floor; by fewer than MIN_GAIN votes, it is only as
+        good as they are (a fault or two). Where players top up when they need not,
         a floor they kept and nobody broke is among the fewest flagging ones: the hands
         do not tell it from the others."""
         seated = hands[self.pool.sat_out()[hands]]
@@ -893,7 +895,10 @@ class _Searcher:
             grouped = int((self._flagged(best, floor, seated) > least).sum())
             votes[floor] = most - grouped
         top = max(votes.values(), default=beaten)
-        return [f for f, vote in votes.items() if vote == top] if top > beaten else tied
+        won = [f for f, vote in votes.items() if vote == top]
+        if top - beaten < MIN_GAIN:  # by a vote or two: as good as the fewest flagging ones
+            return sorted({*won, *tied}) if top > beaten else tied
+        return won
 
     def fewest_flagged(
         self, best: Profile, seated: Ints, worths: Ints, least: Ints
