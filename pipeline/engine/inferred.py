@@ -234,7 +234,14 @@ def rules_file(pool: Pool, segments: list[Segment], names: Names) -> str:
         lines.append(f'game = "{s.profile.variant.name}"')
         lines += [f"{_key(k)} = {_toml(v)}" for k, v in s.profile.values.items()]
         lines.append("")
-    for i, s in enumerate(segments):
+    # A table's `standard` entries after its others: `standard` is any game's contract,
+    # so an entry naming it would take the hands of the table's other games (a profile's
+    # entry takes only its game's); its own game's hands reach it past the others, whose
+    # times do not cover them.
+    order = sorted(range(len(segments)), key=lambda i: (
+        segments[i].table_id, names(segments[i].profile) == STANDARD))  # fmt: skip
+    for i in order:
+        s = segments[i]
         lines.append("[[tables]]")
         lines.append(f"match = {_toml(_glob_escape(s.table_id))}")
         lines.append(f"profile = {_toml(names(s.profile))}")
