@@ -841,9 +841,8 @@ class _Searcher:
         return replace(segment, fit=replace(segment.fit, fits=fits))
 
     def floors(self, segments: list[Segment]) -> list[Segment]:
-        """The floor of each Taiwanese profile, over all its segments: of the floors of
-        the catalogue, the one the hands tell (`floors_fitting`). Where several are as
-        good, the hands do not tell them apart: the one nearest the contract's is
+        """The floor of each Taiwanese profile's segments (`floors_of`). Where several
+        are as good, the hands do not tell them apart: the one nearest the contract's is
         written, and the floor is undetermined."""
         groups: dict[str, list[int]] = {}
         for i, s in enumerate(segments):
@@ -851,21 +850,56 @@ class _Searcher:
                 groups.setdefault(s.profile.digest, []).append(i)
         out = list(segments)
         for members in groups.values():
-            best = segments[members[0]].profile
-            hands = np.concatenate([segments[i].hands for i in members])
-            returns = [self.recorded.floor_returns(segments[i].hands) for i in members]
-            ended, worths = (np.concatenate(side) for side in zip(*returns, strict=True))
-            tied = self.floors_fitting(best, hands, ended, worths)
-            contract = best.variant.floor_points
-            floor = min(tied, key=lambda f: (abs(f - contract), f))
-            for i in members:
+            found = self.floors_of([segments[i] for i in members])
+            for i, (floor, untold) in zip(members, found, strict=True):
                 fit = out[i].fit
                 profile = with_value(fit.best, "floor_points", floor)
                 fits = {**fit.fits, profile.digest: (profile, fit.score)}
-                told = fit.undetermined + (("floor_points",) if len(tied) > 1 else ())
+                told = fit.undetermined + (("floor_points",) if untold else ())
                 fit = replace(fit, best=profile, fits=fits, undetermined=told)
                 out[i] = replace(out[i], fit=fit)
         return out
+
+    def floors_of(self, group: list[Segment]) -> list[tuple[int, bool]]:
+        """Per segment of one profile, its floor and whether it is undetermined: read
+        over all of them (tables of one profile usually share it, and few hands tell a
+        floor), but for a segment whose own hands tell another (`tells_other`): its own.
+        The others' floor is then read without those."""
+        pooled = self.floor_of(group)
+        if len(group) == 1:
+            return [pooled]
+        hands = np.concatenate([s.hands for s in group])
+        self._flagged(group[0].profile, pooled[0], hands[self.pool.sat_out()[hands]])  # (at once)
+        own = [k for k, s in enumerate(group) if self.tells_other(s, pooled[0])]
+        if own and len(own) < len(group):
+            pooled = self.floor_of([s for k, s in enumerate(group) if k not in own])
+        return [self.floor_of([s]) if k in own else pooled for k, s in enumerate(group)]
+
+    def floor_of(self, group: list[Segment]) -> tuple[int, bool]:
+        """The floor the hands of segments of one profile tell (`floors_fitting`), the
+        one nearest the contract's of those as good, and whether there were several."""
+        best = group[0].profile
+        hands = np.concatenate([s.hands for s in group])
+        returns = [self.recorded.floor_returns(s.hands) for s in group]
+        ended, worths = (np.concatenate(side) for side in zip(*returns, strict=True))
+        tied = self.floors_fitting(best, hands, ended, worths)
+        contract = best.variant.floor_points
+        return min(tied, key=lambda f: (abs(f - contract), f)), len(tied) > 1
+
+    def tells_other(self, segment: Segment, floor: int) -> bool:
+        """Whether the segment's own hands tell a floor other than `floor`: `floor` is not
+        among those they read as good (`floors_fitting`). Where it flags none of them and
+        no floor can win their vote by MIN_GAIN, it is among them, unscored."""
+        best, hands = segment.profile, segment.hands
+        ended, worths = self.recorded.floor_returns(hands)
+        seated = hands[self.pool.sat_out()[hands]]
+        grouped = self._flagged(best, floor, seated) > self._flagged(best, FLOORS[-1], seated)
+        if not grouped.any() and not (worths < floor).any():
+            kept = {f: int(((ended < f) & (worths >= f)).sum()) for f in FLOORS}
+            most = max(kept[f] - int((worths < f).sum()) for f in FLOORS)
+            if most - kept[floor] < MIN_GAIN:
+                return False
+        return floor not in self.floors_fitting(best, hands, ended, worths)
 
     def floors_fitting(self, best: Profile, hands: Ints, ended: Ints, worths: Ints) -> list[int]:
         """The floors of the catalogue the hands tell, of a table's players dealt in

@@ -588,6 +588,39 @@ def test_a_floor_won_by_a_vote_or_two_is_undetermined(tmp_path: Path) -> None:
         assert "floor_points" in cells[10].split(", "), cells
 
 
+def test_tables_of_one_profile_but_their_floors_keep_their_own(tmp_path: Path) -> None:
+    # Tables alike but for their floors (150 and 30), 5% faults: one profile for all,
+    # the floor was read over all of them, hiding the 150-point tables' floor faults. A
+    # table whose own hands tell another floor keeps its own.
+    high, low = tmp_path / "high", tmp_path / "low"
+    high.mkdir()
+    low.mkdir()
+    args = ("--tables", "3", "--hands", "200", "--faults", "0.05")
+    _, first = _dealt(high, 'game = "taiwanese"\nfloor_points = 150\n', *args, "--seed", "7")
+    _, second = _dealt(low, 'game = "taiwanese"\nfloor_points = 30\n', *args, "--seed", "8")
+    renamed = [line.replace("G0000", "L0000") for line in second.read_text().splitlines()]
+    history = tmp_path / "both.jsonl"
+    history.write_text(first.read_text() + "".join(f"{line}\n" for line in renamed))
+    true = tmp_path / "true.toml"
+    true.write_text(
+        '[profiles.high]\ngame = "taiwanese"\nfloor_points = 150\n\n'
+        '[profiles.low]\ngame = "taiwanese"\nfloor_points = 30\n\n'
+        '[[tables]]\nmatch = "G*"\nprofile = "high"\n\n[[tables]]\nmatch = "L*"\nprofile = "low"\n'
+    )
+    written = tmp_path / "inferred.toml"
+    table = rows(inferred(str(history), "--write", str(written)))
+    for table_id, cells in table.items():
+        if table_id.startswith("G"):
+            assert "floor_points=150" in cells[6] and cells[10] == "none", cells
+        else:  # (few of their players fall under 40: 30 and 40 are as good)
+            assert "floor_points=30" in cells[6] or "floor_points" in cells[10], cells
+    for name, given in (("true", true), ("written", written)):
+        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
+                          str(tmp_path / name))  # fmt: skip
+        assert audit.returncode == 1, audit.stderr
+    assert _flagged(tmp_path / "written") == _flagged(tmp_path / "true")
+
+
 def test_an_entry_to_fantasyland_is_read_past_its_faults(tmp_path: Path) -> None:
     # ofc_capped enters from jacks; 10% faults, a few of them a top that entered when
     # it should not or did not when it should. Read only from a table without
