@@ -887,19 +887,25 @@ class _Searcher:
         return min(tied, key=lambda f: (abs(f - contract), f)), len(tied) > 1
 
     def tells_other(self, segment: Segment, floor: int) -> bool:
-        """Whether the segment's own hands tell a floor other than `floor`: `floor` is not
-        among those they read as good (`floors_fitting`). Where it flags none of them and
-        no floor can win their vote by MIN_GAIN, it is among them, unscored."""
+        """Whether the segment's own hands tell a floor other than `floor`: another wins
+        their vote (`floors_fitting`: its keepers less what it flags) by MIN_GAIN at
+        least (a floor fault or two of one table is no floor of its own). The largest
+        group is scored only for floors it could change the answer of."""
         best, hands = segment.profile, segment.hands
         ended, worths = self.recorded.floor_returns(hands)
         seated = hands[self.pool.sat_out()[hands]]
-        grouped = self._flagged(best, floor, seated) > self._flagged(best, FLOORS[-1], seated)
-        if not grouped.any() and not (worths < floor).any():
-            kept = {f: int(((ended < f) & (worths >= f)).sum()) for f in FLOORS}
-            most = max(kept[f] - int((worths < f).sum()) for f in FLOORS)
-            if most - kept[floor] < MIN_GAIN:
-                return False
-        return floor not in self.floors_fitting(best, hands, ended, worths)
+        least = self._flagged(best, FLOORS[-1], seated)
+
+        def grouped(f: int) -> int:
+            return int((self._flagged(best, f, seated) > least).sum())
+
+        most = {f: int(((ended < f) & (worths >= f)).sum() - (worths < f).sum()) for f in FLOORS}
+        mine = most[floor] - grouped(floor)
+        return any(
+            most[f] - grouped(f) >= mine + MIN_GAIN
+            for f in sorted(FLOORS, key=lambda f: -most[f])
+            if most[f] >= mine + MIN_GAIN
+        )
 
     def floors_fitting(self, best: Profile, hands: Ints, ended: Ints, worths: Ints) -> list[int]:
         """The floors of the catalogue the hands tell, of a table's players dealt in

@@ -621,6 +621,24 @@ def test_tables_of_one_profile_but_their_floors_keep_their_own(tmp_path: Path) -
     assert _flagged(tmp_path / "written") == _flagged(tmp_path / "true")
 
 
+def test_a_floor_fault_or_two_give_no_table_a_floor_of_its_own(tmp_path: Path) -> None:
+    # single_board (a 40-point floor), 30 tables of 40 hands, 10% faults: a table whose
+    # few hands hold a floor fault fits a lower floor alone, by a vote. Its own floor is
+    # taken only where it wins by MIN_GAIN: else the tables' floor is theirs too.
+    history = _withheld(generated(tmp_path, "single_board", 30, 40, "--seed", "43",
+                                  "--faults", "0.1"))  # fmt: skip
+    written = tmp_path / "inferred.toml"
+    table = rows(inferred(str(history), "--write", str(written)))
+    assert all("floor_points=40" in cells[6] for cells in table.values()), table
+    true = tmp_path / "true.toml"
+    true.write_text(RULES.read_text() + '\n[[tables]]\nmatch = "*"\nprofile = "single_board"\n')
+    for name, given in (("true", true), ("written", written)):
+        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
+                          str(tmp_path / name))  # fmt: skip
+        assert audit.returncode == 1, audit.stderr
+    assert _flagged(tmp_path / "written") == _flagged(tmp_path / "true")
+
+
 def test_an_entry_to_fantasyland_is_read_past_its_faults(tmp_path: Path) -> None:
     # ofc_capped enters from jacks; 10% faults, a few of them a top that entered when
     # it should not or did not when it should. Read only from a table without
