@@ -55,6 +55,7 @@ SAMPLE = 4000
 SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves are read apart
 SEARCHES = 32  # tables searched in turns, their candidates scored together (`Turns`)
 LOOK = 300  # the hands a merge of profiles is first scored on (`fits_each`)
+LOOK_GROWTH = 4  # and how many times as many at each part after
 
 
 @dataclass(frozen=True)
@@ -726,7 +727,7 @@ class _Searcher:
     def fits_each(self, trial: Profile, segments: list[Segment]) -> list[Fit] | None:
         """`fits_beside` of `trial` on each segment where it fits each as well as the
         segment's own profile, else None: scored on the first segments' LOOK hands, then
-        on four times as many at a time, so that a merge refused (most are, by many of
+        on LOOK_GROWTH times as many at a time, so that a merge refused (most are, by many of
         the segments) stops at the first part one of its segments fits worse in."""
         out: list[Fit] = []
         start, size = 0, LOOK
@@ -739,7 +740,7 @@ class _Searcher:
             if any(s < segment.fit.score for s, segment in zip(scores, part, strict=True)):
                 return None
             out += scores
-            start, size = end, size * 4
+            start, size = end, size * LOOK_GROWTH
         return out
 
     def fits_beside(self, trial: Profile, segments: list[Segment]) -> list[Fit]:
