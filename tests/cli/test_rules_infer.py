@@ -518,6 +518,27 @@ def _flagged(audit: Path) -> set[tuple[str, str]]:
     return set(con.execute('SELECT hand_id, "check" FROM divergences').fetchall())
 
 
+def _house_dealt(
+    folder: Path, profile: str, tables: int, hands: int, *args: str
+) -> tuple[Path, Path]:
+    """A history dealt by a profile of the house's file with 10% faults, its rules
+    withheld, and the house's file with that profile at every table."""
+    history = _withheld(generated(folder, profile, tables, hands, "--faults", "0.1", *args))
+    true = folder / "true.toml"
+    true.write_text(RULES.read_text() + f'\n[[tables]]\nmatch = "*"\nprofile = "{profile}"\n')
+    return history, true
+
+
+def _flags_as_the_true_rules(history: Path, true: Path, written: Path, folder: Path) -> None:
+    """Verify under the rules written flags what verify under the true rules flags (and
+    each flags something: the history holds faults)."""
+    for name, given in (("true", true), ("written", written)):
+        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
+                          str(folder / name))  # fmt: skip
+        assert audit.returncode == 1, audit.stderr
+    assert _flagged(folder / "written") == _flagged(folder / "true")
+
+
 def test_floor_faults_do_not_lower_the_floor_written(tmp_path: Path) -> None:
     # A 200-point floor, 8% faults among them players dealt in below it: read as the
     # highest stack that no dealt player contradicts, the floor was 190, and the largest
@@ -533,11 +554,7 @@ def test_floor_faults_do_not_lower_the_floor_written(tmp_path: Path) -> None:
     written = tmp_path / "inferred.toml"
     table = rows(inferred(str(history), "--write", str(written)))
     assert all("floor_points=200" in cells[6] for cells in table.values()), table
-    for name, given in (("true", rules), ("written", written)):
-        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
-                          str(tmp_path / name))  # fmt: skip
-        assert audit.returncode == 1, audit.stderr
-    assert _flagged(tmp_path / "written") == _flagged(tmp_path / "true")
+    _flags_as_the_true_rules(history, rules, written, tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -569,13 +586,8 @@ def test_a_floor_its_players_top_up_to_outvotes_its_floor_faults(
         if floor != 60
         else all("floor_points" not in v for v in values)
     ), values
-    for name, given in (("true", rules), ("written", written)):
-        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
-                          str(tmp_path / name))  # fmt: skip
-        assert audit.returncode == 1, audit.stderr
-    found = _flagged(tmp_path / "written")
-    assert found == _flagged(tmp_path / "true")
-    assert "floor_60" in {check for _, check in found}
+    _flags_as_the_true_rules(history, rules, written, tmp_path)
+    assert "floor_60" in {check for _, check in _flagged(tmp_path / "written")}
 
 
 def test_a_floor_won_by_a_vote_or_two_is_undetermined(tmp_path: Path) -> None:
@@ -614,29 +626,18 @@ def test_tables_of_one_profile_but_their_floors_keep_their_own(tmp_path: Path) -
             assert "floor_points=150" in cells[6] and cells[10] == "none", cells
         else:  # (few of their players fall under 40: 30 and 40 are as good)
             assert "floor_points=30" in cells[6] or "floor_points" in cells[10], cells
-    for name, given in (("true", true), ("written", written)):
-        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
-                          str(tmp_path / name))  # fmt: skip
-        assert audit.returncode == 1, audit.stderr
-    assert _flagged(tmp_path / "written") == _flagged(tmp_path / "true")
+    _flags_as_the_true_rules(history, true, written, tmp_path)
 
 
 def test_a_floor_fault_or_two_give_no_table_a_floor_of_its_own(tmp_path: Path) -> None:
     # single_board (a 40-point floor), 30 tables of 40 hands, 10% faults: a table whose
     # few hands hold a floor fault fits a lower floor alone, by a vote. Its own floor is
     # taken only where it wins by MIN_GAIN: else the tables' floor is theirs too.
-    history = _withheld(generated(tmp_path, "single_board", 30, 40, "--seed", "43",
-                                  "--faults", "0.1"))  # fmt: skip
+    history, true = _house_dealt(tmp_path, "single_board", 30, 40, "--seed", "43")
     written = tmp_path / "inferred.toml"
     table = rows(inferred(str(history), "--write", str(written)))
     assert all("floor_points=40" in cells[6] for cells in table.values()), table
-    true = tmp_path / "true.toml"
-    true.write_text(RULES.read_text() + '\n[[tables]]\nmatch = "*"\nprofile = "single_board"\n')
-    for name, given in (("true", true), ("written", written)):
-        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
-                          str(tmp_path / name))  # fmt: skip
-        assert audit.returncode == 1, audit.stderr
-    assert _flagged(tmp_path / "written") == _flagged(tmp_path / "true")
+    _flags_as_the_true_rules(history, true, written, tmp_path)
 
 
 def test_an_entry_to_fantasyland_is_read_past_its_faults(tmp_path: Path) -> None:
@@ -644,19 +645,12 @@ def test_an_entry_to_fantasyland_is_read_past_its_faults(tmp_path: Path) -> None
     # it should not or did not when it should. Read only from a table without
     # contradictions, the entry was the contract's queens, which the search never left:
     # jacks fit 7 hands more, and the file written flagged 18 hands the true one does not.
-    history = _withheld(generated(tmp_path, "ofc_capped", 1, 3000, "--seed", "25",
-                                  "--faults", "0.1"))  # fmt: skip
+    history, true = _house_dealt(tmp_path, "ofc_capped", 1, 3000, "--seed", "25")
     written = tmp_path / "inferred.toml"
     table = rows(inferred(str(history), "--write", str(written)))
     assert "entry" not in table["O00001"][10], table
     assert 'entry = "JJ"' in written.read_text()
-    true = tmp_path / "true.toml"  # the house's profiles, ofc_capped at every table
-    true.write_text(RULES.read_text() + '\n[[tables]]\nmatch = "*"\nprofile = "ofc_capped"\n')
-    for name, given in (("true", true), ("written", written)):
-        audit = handaudit("verify", str(history), "--rules", str(given), "--out",
-                          str(tmp_path / name))  # fmt: skip
-        assert audit.returncode == 1, audit.stderr
-    assert _flagged(tmp_path / "written") == _flagged(tmp_path / "true")
+    _flags_as_the_true_rules(history, true, written, tmp_path)
 
 
 def test_a_table_id_two_games_share_is_written_for_each(tmp_path: Path) -> None:
