@@ -58,6 +58,13 @@ LOOK = 300  # the hands a merge of profiles is first scored on (`fits_each`)
 LOOK_GROWTH = 4  # and how many times as many at each part after
 
 
+def floor_votes(ended: Ints, worths: Ints) -> tuple[dict[int, int], dict[int, int]]:
+    """Per floor of the catalogue, of the players dealt in again (`Recorded.floor_returns`):
+    those who kept it (ended below it, added on to reach it) and those dealt in below it."""
+    kept = {f: int(((ended < f) & (worths >= f)).sum()) for f in FLOORS}
+    return kept, {f: int((worths < f).sum()) for f in FLOORS}
+
+
 @dataclass(frozen=True)
 class Segment:
     """A run of a table's hands and the candidate that fits it."""
@@ -900,7 +907,8 @@ class _Searcher:
         def grouped(f: int) -> int:
             return int((self._flagged(best, f, seated) > least).sum())
 
-        most = {f: int(((ended < f) & (worths >= f)).sum() - (worths < f).sum()) for f in FLOORS}
+        kept, broken = floor_votes(ended, worths)
+        most = {f: kept[f] - broken[f] for f in FLOORS}
         mine = most[floor] - grouped(floor)
         return any(
             most[f] - grouped(f) >= mine + MIN_GAIN
@@ -924,8 +932,7 @@ class _Searcher:
         seated = hands[self.pool.sat_out()[hands]]
         least = self._flagged(best, FLOORS[-1], seated)
         tied, cost = self.fewest_flagged(best, seated, worths, least)
-        kept = {f: int(((ended < f) & (worths >= f)).sum()) for f in FLOORS}
-        broken = {f: int((worths < f).sum()) for f in FLOORS}
+        kept, broken = floor_votes(ended, worths)
         beaten = max(kept[f] for f in tied) - cost  # the fewest flagging floors' votes
         votes: dict[int, int] = {}
         rest = sorted(set(FLOORS) - set(tied), key=lambda f: broken[f] - kept[f])
