@@ -80,15 +80,18 @@ def plain_text(value: pa.Array) -> pa.Array:
     return value.cast(pa.string())
 
 
-def read_royalties(keys: pa.Array, royalty: Ints, base: Profile) -> Reading | None:
-    """The royalty table `keys` and their recorded `royalty` give, onto `base`'s."""
+def read_royalties(codes: Ints, names: list[str], royalty: Ints, base: Profile) -> Reading | None:
+    """The royalty table the recorded rows give, onto `base`'s: each row's entry as its
+    index in `names` (-1: none) beside its recorded `royalty`."""
     if not len(royalty):
         return None
     counts: dict[str, Counter[int]] = defaultdict(Counter)
-    grouped = pa.table({"key": keys, "royalty": royalty}).group_by(["key", "royalty"])
-    for row in grouped.aggregate([("royalty", "count")]).to_pylist():
-        if row["key"] is not None:
-            counts[row["key"]][row["royalty"]] += row["royalty_count"]
+    named = codes >= 0
+    low = int(royalty.min())
+    span = int(royalty.max()) - low + 1
+    pairs, n = np.unique(codes[named] * span + (royalty[named] - low), return_counts=True)
+    for pair, count in zip(pairs.tolist(), n.tolist(), strict=True):
+        counts[names[pair // span]][pair % span + low] += count
     table = royalty_table(base)
     seen = 0
     for key, votes in counts.items():

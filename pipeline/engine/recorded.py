@@ -95,7 +95,10 @@ class Recorded:
     _misses: dict[str, npt.NDArray[np.int16]] = field(default_factory=dict)
     _dues: dict[int, Ints] = field(default_factory=dict)  # `_due`
     _reads: dict[str, Flags] = field(default_factory=dict)  # `reads`
-    _keys: pa.Array | None = None
+    # Each recorded row's royalty entry (`_royalty_rows`): its index in `_key_names`, -1
+    # where it names none.
+    _key_codes: Ints | None = None
+    _key_names: list[str] = field(default_factory=list)
     _ids: pa.Array | None = None  # the players' ids, by code
     _naturals: Ints | None = None  # per hand, the naturals declared (`_declared`)
     _made_rows: tuple[Ints, Ints] | None = None  # `_made_keys`
@@ -147,10 +150,10 @@ class Recorded:
         """The royalty tables `hands`' recorded rows give, onto `base`'s."""
         rows = self._royalty_rows()
         at = ranges(rows.first, hands)
-        assert self._keys is not None
+        assert self._key_codes is not None
         keep = rows.columns["counted"][at].astype(bool)
-        keys = self._keys.take(pa.array(at[keep]))
-        return read_royalties(keys, rows.columns["royalty"][at][keep], base)
+        codes = self._key_codes[at[keep]]
+        return read_royalties(codes, self._key_names, rows.columns["royalty"][at][keep], base)
 
     def reads(self, table: str) -> Flags:
         """Per hand of the pool, whether its records give a reading of `table`
@@ -283,8 +286,9 @@ class Recorded:
             flags[hand[np.isin(made, [known.index(n) for n in names if n in known])]] = True
             return flags
         rows = self._royalty_rows()
-        assert self._keys is not None
-        shown = pc.is_in(self._keys, value_set=pa.array(names)).to_numpy(zero_copy_only=False)
+        assert self._key_codes is not None
+        wanted = [k for k, name in enumerate(self._key_names) if name in names]
+        shown = np.isin(self._key_codes, wanted)
         flags[rows.hand[shown & rows.columns["counted"].astype(bool)]] = True
         return flags
 
@@ -452,7 +456,9 @@ class Recorded:
             made = Rows.of(self.pool, hand, {"royalty": royalty, "counted": counted})
             every = pa.chunked_array(keys, pa.string()).combine_chunks()
             h = np.concatenate(hand) if hand else np.zeros(0, np.int64)
-            self._keys = every.take(pa.array(np.argsort(h, kind="stable")))
+            encoded = every.take(pa.array(np.argsort(h, kind="stable"))).dictionary_encode()
+            self._key_codes = ints(encoded.indices, -1)
+            self._key_names = encoded.dictionary.to_pylist()
             self._made["royalties"] = made
         return self._made["royalties"]
 
