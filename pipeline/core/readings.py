@@ -228,10 +228,9 @@ def read_fantasyland(tops: Tops, base: Profile) -> Reading | None:
     staying = tops.in_fantasyland
     if staying.any():
         stay = _stay(tops.category[staying], tops.earned[staying], land["stay"])
-        if stay is not None:
-            out["stay"] = stay
-            seen |= {f"stay.{row}" for row in _stay_told(tops.category[staying],
-                                                          tops.earned[staying], stay)}  # fmt: skip
+        out["stay"] = stay
+        seen |= {f"stay.{row}" for row in _stay_told(tops.category[staying],
+                                                      tops.earned[staying], stay)}  # fmt: skip
     cards, shown = _cards(tops, out)
     out |= cards
     seen |= shown
@@ -252,40 +251,39 @@ def _entry(rank: Ints, earned: Flags) -> tuple[int, bool]:
     return int(best[-1]), len(best) == 1
 
 
-def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str] | None:
-    """The stay rule: `base`'s when it explains every player in Fantasyland, else the
-    lowest category of each row that no player who left reached."""
-
-    def stays(rule: list[str]) -> Flags:
-        rows = np.full(3, NEVER_CATEGORY)
-        for item in rule:
-            row, name = item.split(":")
-            rows[ROWS.index(row)] = min(rows[ROWS.index(row)], Category[name])
-        return np.asarray((category >= rows).any(axis=1), dtype=bool)
-
-    if (stays(base) == stayed).all():
-        return base
-    left = category[~stayed]
-    lowest = left.max(axis=0) + 1 if len(left) else np.zeros(3, np.int64)
-    # A three-card top makes no two pair and nothing above trips.
-    if lowest[0] > Category.three_of_a_kind:
-        lowest[0] = NEVER_CATEGORY
-    elif lowest[0] > Category.pair:
-        lowest[0] = Category.three_of_a_kind
-    rule = [
-        f"{row}:{Category(int(c)).name}"
-        for row, c in zip(ROWS, lowest, strict=True)
-        if c < len(Category)
-    ]
-    return rule if (stays(rule) == stayed).all() else None
-
-
 # The categories a row can make, lowest first: a three-card top makes no more than trips.
 ROW_CATEGORIES = (
     (Category.high_card, Category.pair, Category.three_of_a_kind),
     tuple(Category),
     tuple(Category),
 )
+
+
+def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str]:
+    """The stay rule the fewest players in Fantasyland contradict (one who stayed whom
+    it lets go, one who left whom it keeps in: a fault either way, outvoted): `base`'s
+    when it is one of them, else the one with the lowest category of the top, then of
+    the middle, then of the bottom (without faults: of each row, the lowest category
+    no player who left reached there)."""
+    made, of = np.unique(category, axis=0, return_inverse=True)  # (players alike, once)
+    kept_in = np.bincount(of.ravel(), stayed, len(made))
+    let_go = np.bincount(of.ravel(), ~stayed, len(made))
+    options = [(*row, NEVER_CATEGORY) for row in ROW_CATEGORIES]
+    each = [made[:, r][None, :] >= np.array(o)[:, None] for r, o in enumerate(options)]
+    staying = each[0][:, None, None] | each[1][None, :, None] | each[2][None, None, :]
+    wrong = np.where(staying, let_go, kept_in).sum(axis=-1)  # per rule: a category (or none)
+    listed = np.full(len(ROWS), NEVER_CATEGORY)
+    for item in base:
+        row, name = item.split(":")
+        listed[ROWS.index(row)] = min(listed[ROWS.index(row)], Category[name])
+    if int(((category >= listed).any(axis=1) != stayed).sum()) == wrong.min():
+        return base
+    best = np.unravel_index(int(wrong.argmin()), wrong.shape)  # (the first: the lowest)
+    return [
+        f"{row}:{Category(options[r][int(at)]).name}"
+        for r, (row, at) in enumerate(zip(ROWS, best, strict=True))
+        if options[r][int(at)] != NEVER_CATEGORY
+    ]
 
 
 def _stay_told(category: Ints, stayed: Flags, rule: list[str]) -> list[str]:

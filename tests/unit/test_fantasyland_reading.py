@@ -86,6 +86,37 @@ def test_an_entry_is_the_pair_the_fewest_tops_contradict() -> None:
     assert "entry" not in reading.seen
 
 
+def test_a_stay_rule_is_the_one_the_fewest_players_contradict() -> None:
+    # Top trips or a bottom full house kept a player in; one who made a bottom full house
+    # was let go (a fault). Read as "of each row, the lowest category nobody who left
+    # reached", the bottom was quads, which the three who stayed by a full house
+    # contradict: no rule explained everyone, and the base's (the contract's) was kept.
+    base = candidate(PINEAPPLE, {})
+
+    def player(
+        rows: tuple[Category, Category, Category], stayed: bool
+    ) -> tuple[bool, tuple[Category, Category, Category], str, bool, int]:
+        return (True, rows, "A", stayed, 15 if stayed else 0)
+
+    made = [player((C.three_of_a_kind, C.pair, C.straight), True)] * 2
+    made += [player((C.high_card, C.pair, C.full_house), True)] * 3
+    made += [player((C.pair, C.two_pair, C.four_of_a_kind), True)]
+    made += [player((C.pair, C.two_pair, C.flush), False)] * 2
+    made += [player((C.high_card, C.straight, C.straight), False)]
+    fault = player((C.high_card, C.pair, C.full_house), False)
+    reading = read_fantasyland(tops(*made, fault), base)
+    assert reading is not None
+    # The middle: nobody left with more than a straight there (a flush is the lowest
+    # that may have kept one in; nobody tells it).
+    assert reading.table["stay"] == ["top:three_of_a_kind", "middle:flush", "bottom:full_house"]
+    assert {"stay.top", "stay.bottom"} <= reading.seen and "stay.middle" not in reading.seen
+    # Where the base's rule is as good as any (here: nobody contradicts it), it is kept.
+    left_with_a_pair = player((C.pair, C.pair, C.flush), False)
+    reading = read_fantasyland(tops(made[0], made[5], left_with_a_pair), base)
+    assert reading is not None
+    assert reading.table["stay"] == base_stay()
+
+
 def base_stay() -> list[str]:
     return ["top:three_of_a_kind", "middle:full_house", "bottom:four_of_a_kind"]
 
