@@ -127,6 +127,7 @@ class Search:
     fits: dict[str, tuple[Profile, Fit]]  # by digest
     undetermined: tuple[str, ...]
     entries: tuple[str, ...] = ()  # the entries of undetermined tables: `naturals.dragon`
+    floors: tuple[int, ...] = ()  # the floors as good as the one written (`infer.py`)
 
     @property
     def score(self) -> Fit:

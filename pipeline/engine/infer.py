@@ -31,6 +31,8 @@ from pipeline.core.inference import (
     best_split,
     candidate,
     changes,
+    hand_rules,
+    least_gain,
     may_split,
     merged,
     paths,
@@ -56,6 +58,19 @@ SPLIT_LOOK = 0.25  # a share of a table's hands missed beyond which its halves a
 SEARCHES = 32  # tables searched in turns, their candidates scored together (`Turns`)
 LOOK = 300  # the hands a merge of profiles is first scored on (`fits_each`)
 LOOK_GROWTH = 4  # and how many times as many at each part after
+
+
+def nearest(floors: tuple[int, ...], profile: Profile) -> int:
+    """Of floors as good as each other, the one written: the nearest the contract's."""
+    contract = profile.variant.floor_points
+    return min(floors, key=lambda f: (abs(f - contract), f))
+
+
+def _floor_votes(ended: Ints, worths: Ints, floors: tuple[int, ...] = FLOORS) -> Ints:
+    """Per floor and player dealt in again (`Recorded.floor_returns`): 1 where they kept
+    it (ended below it, added on to reach it), -1 where they were dealt in below it."""
+    at = np.array(floors)[:, None]
+    return ((ended < at) & (worths >= at)).astype(np.int64) - (worths < at)
 
 
 def floor_votes(ended: Ints, worths: Ints) -> tuple[dict[int, int], dict[int, int]]:
@@ -137,7 +152,7 @@ def infer_tables(
     if len(alike) < len(segments):  # a "change" nothing told is no change
         segments = search_of.untold(alike)
     changes = [
-        Change.of(pool, a, b)
+        search_of.change(a, b)
         for a, b in itertools.pairwise(segments)
         if (a.table_id, a.profile.game) == (b.table_id, b.profile.game)
     ]
@@ -179,10 +194,18 @@ def told_apart(a: Segment, b: Segment) -> list[str]:
     keys = set(a.profile.values) | set(b.profile.values)
     before, after = flat_values(a.profile, keys), flat_values(b.profile, keys)
     return [
-        k
-        for k in sorted(set(before) | set(after))
-        if before.get(k) != after.get(k) and not (untold_in(a, k) or untold_in(b, k))
-    ]
+        k for k in sorted(set(before) | set(after))
+        if before.get(k) != after.get(k) and told_between(a, b, k)
+    ]  # fmt: skip
+
+
+def told_between(a: Segment, b: Segment, flat: str) -> bool:
+    """Whether two segments' hands tell `flat` apart: neither leaves it undetermined, or
+    it is the floor and the floors each fits as well as any are none of the other's
+    (150 before, 30 or 40 after: a change, though the second is not told exactly)."""
+    if flat == "floor_points" and a.fit.floors and b.fit.floors:
+        return not set(a.fit.floors) & set(b.fit.floors)
+    return not (untold_in(a, flat) or untold_in(b, flat))
 
 
 def _dealing(profile: Profile, entries: list[str]) -> list[str]:
@@ -823,6 +846,8 @@ class _Searcher:
             a, b = out[i - 1], out[i]
             if (a.table_id, a.profile.game) != (b.table_id, b.profile.game):
                 continue
+            if hand_rules(a.profile).digest == hand_rules(b.profile).digest:
+                continue  # their floors alone differ: no hand's own audit tells them apart
             hands = np.concatenate([a.hands, b.hands])
             old = self.pool.divergences(a.profile, hands)
             new = self.pool.divergences(b.profile, hands)
@@ -851,25 +876,106 @@ class _Searcher:
     def floors(self, segments: list[Segment]) -> list[Segment]:
         """The floor of each Taiwanese profile's segments (`floors_of`). Where several
         are as good, the hands do not tell them apart: the one nearest the contract's is
-        written, and the floor is undetermined."""
+        written, and the floor is undetermined. A segment whose players tell one floor
+        before some hand and another from it on is divided there (`floor_parts`), each
+        part under its own."""
+        parts: list[Segment] = []
+        found: dict[int, tuple[int, ...]] = {}  # per part: the floors as good as any
+        for s in segments:
+            divided = self.floor_parts(s, 3) if s.profile.variant.floor_points else [(s, None)]
+            for part, own in divided:
+                if own is not None:
+                    found[len(parts)] = own
+                parts.append(part)
         groups: dict[str, list[int]] = {}
-        for i, s in enumerate(segments):
-            if s.profile.variant.floor_points:
+        for i, s in enumerate(parts):
+            if s.profile.variant.floor_points and i not in found:
                 groups.setdefault(s.profile.digest, []).append(i)
-        out = list(segments)
         for members in groups.values():
-            found = self.floors_of([segments[i] for i in members])
-            for i, (floor, untold) in zip(members, found, strict=True):
-                fit = out[i].fit
-                profile = with_value(fit.best, "floor_points", floor)
-                fits = {**fit.fits, profile.digest: (profile, fit.score)}
-                told = fit.undetermined + (("floor_points",) if untold else ())
-                fit = replace(fit, best=profile, fits=fits, undetermined=told)
-                out[i] = replace(out[i], fit=fit)
+            found.update(zip(members, self.floors_of([parts[i] for i in members]), strict=True))
+        for i, tied in found.items():
+            fit = parts[i].fit
+            profile = with_value(fit.best, "floor_points", nearest(tied, fit.best))
+            fits = {**fit.fits, profile.digest: (profile, fit.score)}
+            told = fit.undetermined + (("floor_points",) if len(tied) > 1 else ())
+            fit = replace(fit, best=profile, fits=fits, undetermined=told, floors=tied)
+            parts[i] = replace(parts[i], fit=fit)
+        return parts
+
+    def floor_parts(
+        self, segment: Segment, depth: int
+    ) -> list[tuple[Segment, tuple[int, ...] | None]]:
+        """The segment as parts of one floor each, divided (at most `depth` times over)
+        where its players tell one floor before some hand and another from it on
+        (`floor_change`), each part with the floors as good as any there; or whole, with
+        None (the floor its profile's segments tell, `floors_of`)."""
+        change = self.floor_change(segment) if depth else None
+        if change is None:
+            return [(segment, None)]
+        at, floors = change
+        out: list[tuple[Segment, tuple[int, ...] | None]] = []
+        for hands, floor in zip((segment.hands[:at], segment.hands[at:]), floors, strict=True):
+            side = self._refit(replace(segment, hands=hands))
+            divided = self.floor_parts(side, depth - 1)
+            out += divided if len(divided) > 1 else [(side, floor)]
         return out
 
-    def floors_of(self, group: list[Segment]) -> list[tuple[int, bool]]:
-        """Per segment of one profile, its floor and whether it is undetermined: read
+    def floor_change(
+        self, segment: Segment
+    ) -> tuple[int, tuple[tuple[int, ...], tuple[int, ...]]] | None:
+        """Where the segment's players tell one floor before some hand and another from
+        it on: the first hand (an index into its hands) that a player's return tells the
+        second by, and each side's floors as good as any (`floors_fitting`).
+        The division is the one whose sides' votes (`floor_votes`, return by return)
+        beat the best floor's over all its hands by the most, `least_gain` at least;
+        none where the two sides' floors (`floors_fitting`) may be the same."""
+        best, hands = segment.profile, segment.hands
+        ended, worths, at = self.recorded.floor_returns(hands)
+        order = np.argsort(at, kind="stable")
+        ended, worths, at = ended[order], worths[order], at[order]
+        ends = np.flatnonzero(at[1:] > at[:-1])  # a division after these returns (between hands)
+        if not len(ends):
+            return None
+        votes = _floor_votes(ended, worths)  # (floors, returns)
+        counted = votes.cumsum(axis=1)
+        before = counted[:, ends]
+        after = counted[:, -1:] - before
+        gains = before.max(axis=0) + after.max(axis=0) - int(counted[:, -1].max())
+        j = int(gains.argmax())
+        if gains[j] < least_gain(len(hands)):
+            return None
+        old, new = int(before[:, j].argmax()), int(after[:, j].argmax())
+        telling = np.flatnonzero(votes[new] > votes[old])
+        k = int(at[telling[telling > ends[j]][0]])  # (the division's gain holds one)
+        sides = []
+        for part in (hands[:k], hands[k:]):
+            side_ended, side_worths, _ = self.recorded.floor_returns(part)
+            sides.append(tuple(self.floors_fitting(best, part, side_ended, side_worths)))
+        if set(sides[0]) & set(sides[1]):
+            return None
+        return k, (sides[0], sides[1])
+
+    def change(self, before: Segment, after: Segment) -> Change:
+        """The change between two segments of a table (`Change.of`); where only their
+        floors differ, which no hand's own audit tells, the last hand a player's return
+        tells the old floor by and the first it tells the new by (`floor_votes`)."""
+        if hand_rules(before.profile).digest != hand_rules(after.profile).digest:
+            return Change.of(self.pool, before, after)
+        hands = np.concatenate([before.hands, after.hands])
+        ended, worths, at = self.recorded.floor_returns(hands)
+        old, new = (s.profile.value("floor_points") for s in (before, after))
+        votes = _floor_votes(ended, worths, (old, new))
+        favour, n = votes[0] - votes[1], len(before.hands)
+        olds, news = at[(favour > 0) & (at < n)], at[(favour < 0) & (at >= n)]
+        last = int(olds.max()) if len(olds) else n - 1
+        first = int(news.min()) if len(news) else n
+        return Change(
+            before.table_id, before, after, int(hands[last]), int(hands[first]),
+            hands[last + 1 : first],
+        )  # fmt: skip
+
+    def floors_of(self, group: list[Segment]) -> list[tuple[int, ...]]:
+        """Per segment of one profile, the floors as good as any (`floor_of`): read
         over all of them (tables of one profile usually share it, and few hands tell a
         floor), but for a segment whose own hands tell another (`tells_other`): its own.
         The others' floor is then read without those."""
@@ -877,22 +983,21 @@ class _Searcher:
         if len(group) == 1:
             return [pooled]
         hands = np.concatenate([s.hands for s in group])
-        self._flagged(group[0].profile, pooled[0], hands[self.pool.sat_out()[hands]])  # (at once)
-        own = [k for k, s in enumerate(group) if self.tells_other(s, pooled[0])]
+        floor = nearest(pooled, group[0].profile)
+        self._flagged(group[0].profile, floor, hands[self.pool.sat_out()[hands]])  # (at once)
+        own = [k for k, s in enumerate(group) if self.tells_other(s, floor)]
         if own and len(own) < len(group):
             pooled = self.floor_of([s for k, s in enumerate(group) if k not in own])
         return [self.floor_of([s]) if k in own else pooled for k, s in enumerate(group)]
 
-    def floor_of(self, group: list[Segment]) -> tuple[int, bool]:
-        """The floor the hands of segments of one profile tell (`floors_fitting`), the
-        one nearest the contract's of those as good, and whether there were several."""
+    def floor_of(self, group: list[Segment]) -> tuple[int, ...]:
+        """The floors the hands of segments of one profile tell (`floors_fitting`): one,
+        or several as good (the one nearest the contract's is written, `nearest`)."""
         best = group[0].profile
         hands = np.concatenate([s.hands for s in group])
-        returns = [self.recorded.floor_returns(s.hands) for s in group]
+        returns = [self.recorded.floor_returns(s.hands)[:2] for s in group]
         ended, worths = (np.concatenate(side) for side in zip(*returns, strict=True))
-        tied = self.floors_fitting(best, hands, ended, worths)
-        contract = best.variant.floor_points
-        return min(tied, key=lambda f: (abs(f - contract), f)), len(tied) > 1
+        return tuple(self.floors_fitting(best, hands, ended, worths))
 
     def tells_other(self, segment: Segment, floor: int) -> bool:
         """Whether the segment's own hands tell a floor other than `floor`: another wins
@@ -900,7 +1005,7 @@ class _Searcher:
         least (a floor fault or two of one table is no floor of its own). The largest
         group is scored only for floors it could change the answer of."""
         best, hands = segment.profile, segment.hands
-        ended, worths = self.recorded.floor_returns(hands)
+        ended, worths, _ = self.recorded.floor_returns(hands)
         seated = hands[self.pool.sat_out()[hands]]
         least = self._flagged(best, FLOORS[-1], seated)
 

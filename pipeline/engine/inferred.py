@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.core.rules import STANDARD, Profile, RuleBook
-from pipeline.engine.infer import Change, Segment, Tables, flat_values, untold_in
+from pipeline.engine.infer import Change, Segment, Tables, flat_values, told_between
 from pipeline.engine.pool import Pool
 from pipeline.outputs.text_table import text_table
 
@@ -195,7 +195,7 @@ def _change(pool: Pool, change: Change, names: Names) -> str:
     keys = set(old.values) | set(new.values)
     before, after = flat_values(old, keys), flat_values(new, keys)
     differ = [k for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
-    told = [k for k in differ if not (untold_in(change.before, k) or untold_in(change.after, k))]
+    told = [k for k in differ if told_between(change.before, change.after, k)]
     changed = [
         f"{k} {_compact(before.get(k, 'none'))} -> {_compact(after.get(k, 'none'))}" for k in told
     ]

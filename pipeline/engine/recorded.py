@@ -107,13 +107,16 @@ class Recorded:
     # hand may: the same fits, found at more cost; a test compares the two).
     narrowed: ClassVar[bool] = True
 
-    def floor_returns(self, hands: Ints) -> tuple[Ints, Ints]:
+    def floor_returns(self, hands: Ints) -> tuple[Ints, Ints, Ints]:
         """Per player of `hands` (one table's, in order) dealt in again, in points: the
         stack they ended their previous hand at the table with (a quarantined one's too,
         as the table rules read it), and what they were dealt in with, the more of that
         and their starting stack. A floor above the second is contradicted (rules.md
-        section 7); one between the two was kept (they added on to reach it)."""
-        f = self._players().of_hands(hands)
+        section 7); one between the two was kept (they added on to reach it). Third, the
+        hand they were dealt in again (an index into `hands`)."""
+        rows = self._players()
+        f = rows.of_hands(hands)
+        at = np.repeat(np.arange(len(hands)), rows.first[hands + 1] - rows.first[hands])
         aside = self.pool.set_aside.get(self.pool.table_id[int(hands[0])], [])
         player, no, start, end = f["player"], f["hand_no"], f["start"], f["end"]
         judged, known = np.ones(len(player), bool), np.ones(len(player), bool)
@@ -129,6 +132,7 @@ class Recorded:
             end = np.concatenate([end, ends])
             judged = np.concatenate([judged, np.zeros(len(aside), bool)])
             known = np.concatenate([known, ends >= 0])
+            at = np.concatenate([at, np.full(len(aside), -1)])  # (never dealt in again)
         order = np.lexsort((no, player))  # each player's appearances in hand order
         player, start, end = player[order], start[order], end[order]
         judged, known = judged[order], known[order]
@@ -138,7 +142,7 @@ class Recorded:
         value = np.maximum(
             np.concatenate([f["point_value"], np.ones(len(aside), np.int64)])[order][again], 1
         )
-        return ended // value, worth // value
+        return ended // value, worth // value, at[order][again]
 
     def row_points(self, hands: Ints, game: int, boards: int) -> RowPoints:
         """Row points and Home Run bonus read from the recorded points of `hands`' pairs

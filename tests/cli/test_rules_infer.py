@@ -629,6 +629,35 @@ def test_tables_of_one_profile_but_their_floors_keep_their_own(tmp_path: Path) -
     _flags_as_the_true_rules(history, true, written, tmp_path)
 
 
+def test_a_floor_changed_mid_table_is_a_change_found_where_its_players_tell_it(
+    tmp_path: Path,
+) -> None:
+    # One table: 300 hands under a 150-point floor, then 300 under a 30-point one, the
+    # same rules otherwise. No hand's own audit tells the floors apart (the search
+    # scores every candidate under the highest), and the floor was read once for the
+    # whole table; the players' returns tell them: before, those who fell under 150
+    # added on to reach it; after, they are dealt in under it.
+    high, low = tmp_path / "high", tmp_path / "low"
+    high.mkdir()
+    low.mkdir()
+    args = ("--tables", "1", "--hands", "300")
+    _, before = _dealt(high, 'game = "taiwanese"\nfloor_points = 150\n', *args, "--seed", "7")
+    _, after = _dealt(low, 'game = "taiwanese"\nfloor_points = 30\n', *args, "--seed", "8")
+    first = [json.loads(line) for line in before.read_text().splitlines()]
+    joined = _written(tmp_path / "switched.jsonl", first + _after(first, after))
+    written = tmp_path / "inferred.toml"
+    text = inferred(str(joined), "--write", str(written))
+    (change,) = [line for line in text.splitlines() if line.startswith("table ")]
+    last = max(h["hand_no"] for h in first)
+    until = int(change.split(" until hand ")[1].split(" ")[0])
+    since = int(change.split(" from hand ")[1].split(" ")[0])
+    assert until <= last < since, change
+    # Few players fell under 40 after: 30 and 40 are as good there (40 is written, the
+    # nearer the contract's), and neither is 150.
+    assert "changed: floor_points 150 -> 40" in change, change
+    _verifies_clean(joined, written, tmp_path)
+
+
 def test_a_floor_fault_or_two_give_no_table_a_floor_of_its_own(tmp_path: Path) -> None:
     # single_board (a 40-point floor), 30 tables of 40 hands, 10% faults: a table whose
     # few hands hold a floor fault fits a lower floor alone, by a vote. Its own floor is
