@@ -313,6 +313,53 @@ class _Uses:
         self.groups[profile.digest] = sorted(self.groups.get(profile.digest, []) + both)
 
 
+@dataclass
+class _Beside:
+    """One search's candidates scored beside scored ones on its hands: each base's
+    divergences counted once, and the hands that may show what a candidate changes of
+    its base (`_Searcher.showing`) found once, for its pass and for its fit."""
+
+    searcher: _Searcher
+    hands: Ints
+    bases: dict[str, tuple[Ints, int, int]] = field(default_factory=dict)
+    shown: dict[tuple[str, str], Ints | None] = field(default_factory=dict)
+
+    def on(self, base: Profile, trial: Profile) -> Ints | None:
+        """The places in the hands that may show what `trial` changes of `base`; None:
+        any may."""
+        pair = (base.digest, trial.digest)
+        if pair not in self.shown:
+            flags = self.searcher.showing(base, trial, self.hands)
+            self.shown[pair] = None if flags is None else np.flatnonzero(flags)
+        return self.shown[pair]
+
+    def fit(self, trial: Profile, base: Profile) -> Fit:
+        """How well `trial` fits the hands, beside a scored `base` it differs from:
+        scored on the hands that may show what changed, `base`'s divergences taken for
+        the others, which it settles alike."""
+        on = self.on(base, trial)
+        if on is None:
+            return self.searcher.fit(self.hands)(trial)
+        if base.digest not in self.bases:
+            found = self.searcher.divergences(base, self.hands)
+            self.bases[base.digest] = (found, int((found == 0).sum()), int(found.sum()))
+        found, exact, wrong = self.bases[base.digest]
+        if not len(on):
+            return exact, -wrong
+        was, mine = found[on], self.searcher.divergences(trial, self.hands[on])
+        exact += int((mine == 0).sum()) - int((was == 0).sum())
+        return exact, -(wrong + int(mine.sum()) - int(was.sum()))
+
+    def together(self, trials: list[Profile], base: Profile) -> None:
+        """Score `trials` beside a scored `base` in few passes (`Pool.score_each`), each
+        on the hands that may show what it changes."""
+        held = []
+        for trial in trials:
+            on = self.on(base, trial)
+            held.append((trial, self.hands if on is None else self.hands[on]))
+        self.searcher.pool.score_each(held)
+
+
 @dataclass(frozen=True)
 class _Searcher:
     pool: Pool
@@ -347,28 +394,19 @@ class _Searcher:
     def _search(self, seeds: list[Profile], hands: Ints) -> Search:
         """The search from `seeds` on `hands`, each candidate scored where it may differ."""
         self.pool.score_together(seeds, hands)  # (those not scored yet, in one pass)
+        beside = _Beside(self, hands)
         return search(
             seeds,
             self.fit(hands),
             shown=self.shown(hands),
-            fit_beside=self.fit_beside(hands),
-            together=self.together(hands),
+            fit_beside=beside.fit,
+            together=beside.together,
         )
 
     def fit_beside(self, hands: Ints) -> Callable[[Profile, Profile], Fit]:
-        """How well a candidate fits `hands`, beside a scored `base` it differs from:
-        scored on the hands that may show what changed (`showing`), `base`'s
-        divergences taken for the others, which it settles alike."""
-
-        def fit(trial: Profile, base: Profile) -> Fit:
-            on = self.showing(base, trial, hands)
-            if on is None:
-                return self.fit(hands)(trial)
-            found = self.divergences(base, hands).copy()
-            found[on] = self.divergences(trial, hands[on])
-            return int((found == 0).sum()), -int(found.sum())
-
-        return fit
+        """How well a candidate fits `hands`, beside a scored `base` it differs from
+        (`_Beside.fit`)."""
+        return _Beside(self, hands).fit
 
     def showing(self, base: Profile, trial: Profile, hands: Ints) -> Flags | None:
         """Per hand of `hands`: whether it may show what `trial` changes of `base`
@@ -381,14 +419,6 @@ class _Searcher:
         if len(known) < len(flags):
             return None
         return np.logical_or.reduce(known) if known else np.zeros(len(hands), dtype=bool)
-
-    def together(self, hands: Ints) -> Callable[[list[Profile], Profile], None]:
-        """Score candidates beside a scored `base` on `hands` in few passes (`beside`)."""
-
-        def together(trials: list[Profile], base: Profile) -> None:
-            self.beside([(trial, base, hands) for trial in trials])
-
-        return together
 
     def beside(self, asks: list[tuple[Profile, Profile, Ints]]) -> None:
         """Score each candidate beside its scored base in few passes (`Pool.score_each`),
