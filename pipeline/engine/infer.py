@@ -977,6 +977,11 @@ class _Searcher:
         old, new = int(before[:, j].argmax()), int(after[:, j].argmax())
         telling = np.flatnonzero(votes[new] > votes[old])
         k = int(at[telling[telling > ends[j]][0]])  # (the division's gain holds one)
+        # A hand before it that the largest group tells the new floor by, sooner.
+        start = int(at[ends[j]]) + 1
+        tells = self._group_tells(best, FLOORS[old], FLOORS[new], hands[start:k])
+        sooner = np.flatnonzero(tells < 0)
+        k = start + int(sooner[0]) if len(sooner) else k
         sides = []
         for part in (hands[:k], hands[k:]):
             side_ended, side_worths, _ = self.recorded.floor_returns(part)
@@ -987,8 +992,9 @@ class _Searcher:
 
     def change(self, before: Segment, after: Segment) -> Change:
         """The change between two segments of a table (`Change.of`); where only their
-        floors differ, which no hand's own audit tells, the last hand a player's return
-        tells the old floor by and the first it tells the new by (`floor_votes`)."""
+        floors differ, which the search does not tell, the last hand a player's return
+        (`floor_votes`) or the largest group (`_group_tells`) tells the old floor by, and
+        the first either tells the new by."""
         if hand_rules(before.profile).digest != hand_rules(after.profile).digest:
             return Change.of(self.pool, before, after)
         hands = np.concatenate([before.hands, after.hands])
@@ -996,13 +1002,26 @@ class _Searcher:
         old, new = (s.profile.value("floor_points") for s in (before, after))
         votes = _floor_votes(ended, worths, (old, new))
         favour, n = votes[0] - votes[1], len(before.hands)
-        olds, news = at[(favour > 0) & (at < n)], at[(favour < 0) & (at >= n)]
+        tells = self._group_tells(before.profile, old, new, hands)
+        olds = np.union1d(at[(favour > 0) & (at < n)], np.flatnonzero(tells[:n] > 0))
+        news = np.union1d(at[(favour < 0) & (at >= n)], n + np.flatnonzero(tells[n:] < 0))
         last = int(olds.max()) if len(olds) else n - 1
         first = int(news.min()) if len(news) else n
         return Change(
             before.table_id, before, after, int(hands[last]), int(hands[first]),
             hands[last + 1 : first],
         )  # fmt: skip
+
+    def _group_tells(self, best: Profile, old: int, new: int, hands: Ints) -> Ints:
+        """Per hand of `hands`: 1 where the largest group (the players dealt against the
+        seated ones who could cover) finds more under floor `new` than under `old` (the
+        hand tells the old floor), -1 where it finds more under `old`, else 0."""
+        out = np.zeros(len(hands), np.int64)
+        seated = np.flatnonzero(self.pool.sat_out()[hands])
+        if len(seated):
+            under_old = self._flagged(best, old, hands[seated])
+            out[seated] = np.sign(self._flagged(best, new, hands[seated]) - under_old)
+        return out
 
     def floors_of(self, group: list[Segment]) -> list[tuple[int, ...]]:
         """Per segment of one profile, the floors as good as any (`floor_of`): read

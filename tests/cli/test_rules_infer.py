@@ -131,8 +131,15 @@ def _after(
 ) -> list[dict[str, Any]]:
     """The hands of `second` as the same table's, after those of `first` (its players
     new to the table, their ids prefixed with `new`; its hands dealt in `year`)."""
-    table, last = first[0]["table_id"], max(h["hand_no"] for h in first)
     hands = [json.loads(line) for line in second.read_text().splitlines()]
+    return _after_records(first, hands, year, new)
+
+
+def _after_records(
+    first: list[dict[str, Any]], hands: list[dict[str, Any]], year: str = "2027", new: str = "new"
+) -> list[dict[str, Any]]:
+    """`_after`, of records read."""
+    table, last = first[0]["table_id"], max(h["hand_no"] for h in first)
     for hand in hands:
         hand.pop("rules", None)
         hand["table_id"] = table
@@ -656,6 +663,66 @@ def test_a_floor_changed_mid_table_is_a_change_found_where_its_players_tell_it(
     # nearer the contract's), and neither is 150.
     assert "changed: floor_points 150 -> 40" in change, change
     _verifies_clean(joined, written, tmp_path)
+
+
+def _continued(first: Path, second: Path, out: Path) -> Path:
+    """Two histories of one table each as one table, the second's hands after the
+    first's (`_after`); a record too damaged to move (a fault) is kept as it was."""
+    head = first.read_text().splitlines()
+    mine = []
+    for line in head:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("hand_no"), int):
+            mine.append(record)
+    lines = list(head)
+    for line in second.read_text().splitlines():
+        try:
+            (moved,) = _after_records(mine, [json.loads(line)])
+            lines.append(json.dumps(moved))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            lines.append(line)
+    out.write_text("".join(f"{line}\n" for line in lines))
+    return out
+
+
+def test_a_floor_change_is_placed_where_the_largest_group_first_tells_it(
+    tmp_path: Path,
+) -> None:
+    # No floor for 300 hands, then 100 for 300, 10% faults. The first return that
+    # tells 100 comes at hand 367, but hands 303 and 304 deal short of their largest
+    # group under the old floor (a seated player with 60 to 100 points left out): the
+    # change is placed before them, and the file written flags what the true one does.
+    parts = []
+    for name, floor, seed in (("none", 0, "863"), ("hundred", 100, "1863")):
+        (tmp_path / name).mkdir()
+        raw = tmp_path / name / "raw.jsonl"
+        made = handaudit("generate", "--rules", str(_floor_rules(tmp_path / name, floor)),
+                         "--profile", "deal", "--tables", "1", "--hands", "300", "--seed", seed,
+                         "--faults", "0.1", "--out", str(raw))  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        parts.append(raw)
+    history = _withheld(_continued(parts[0], parts[1], tmp_path / "switched.jsonl"))
+    true = tmp_path / "true.toml"
+    true.write_text(
+        '[profiles.none]\ngame = "taiwanese"\nfloor_points = 0\n\n'
+        '[profiles.hundred]\ngame = "taiwanese"\nfloor_points = 100\n\n'
+        '[[tables]]\nmatch = "*"\nprofile = "none"\nuntil = "2027-01-01T00:00:00Z"\n\n'
+        '[[tables]]\nmatch = "*"\nprofile = "hundred"\nfrom = "2027-01-01T00:00:00Z"\n'
+    )
+    written = tmp_path / "inferred.toml"
+    text = inferred(str(history), "--write", str(written))
+    (change,) = [line for line in text.splitlines() if line.startswith("table ")]
+    assert " from hand 303 " in change and "floor_points 60 -> 100" in change, change
+    _flags_as_the_true_rules(history, true, written, tmp_path)
+
+
+def _floor_rules(folder: Path, floor: int) -> Path:
+    rules = folder / "deal.toml"
+    rules.write_text(f'[profiles.deal]\ngame = "taiwanese"\nfloor_points = {floor}\n')
+    return rules
 
 
 def test_a_floor_fault_or_two_give_no_table_a_floor_of_its_own(tmp_path: Path) -> None:
