@@ -95,6 +95,8 @@ class Recorded:
     _misses: dict[str, npt.NDArray[np.int16]] = field(default_factory=dict)
     _dues: dict[int, Ints] = field(default_factory=dict)  # `_due`
     _reads: dict[str, Flags] = field(default_factory=dict)  # `reads`
+    # `floor_returns`, by the hands asked about
+    _returns: dict[bytes, tuple[Ints, Ints, Ints]] = field(default_factory=dict)
     # Each recorded row's royalty entry (`_royalty_rows`): its index in `_key_names`, -1
     # where it names none.
     _key_codes: Ints | None = None
@@ -113,7 +115,14 @@ class Recorded:
         as the table rules read it), and what they were dealt in with, the more of that
         and their starting stack. A floor above the second is contradicted (rules.md
         section 7); one between the two was kept (they added on to reach it). Third, the
-        hand they were dealt in again (an index into `hands`)."""
+        hand they were dealt in again (an index into `hands`). Kept: a segment's floor
+        is read in several steps (`infer.py: floors`)."""
+        key = hands.tobytes()
+        if key not in self._returns:
+            self._returns[key] = self._floor_returns(hands)
+        return self._returns[key]
+
+    def _floor_returns(self, hands: Ints) -> tuple[Ints, Ints, Ints]:
         rows = self._players()
         f = rows.of_hands(hands)
         at = np.repeat(np.arange(len(hands)), rows.first[hands + 1] - rows.first[hands])
