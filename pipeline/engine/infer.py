@@ -66,18 +66,26 @@ def nearest(floors: tuple[int, ...], profile: Profile) -> int:
     return min(floors, key=lambda f: (abs(f - contract), f))
 
 
-def _floor_votes(ended: Ints, worths: Ints, floors: tuple[int, ...] = FLOORS) -> Ints:
-    """Per floor and player dealt in again (`Recorded.floor_returns`): 1 where they kept
-    it (ended below it, added on to reach it), -1 where they were dealt in below it."""
+def _kept_broken(ended: Ints, worths: Ints, floors: tuple[int, ...]) -> tuple[Flags, Flags]:
+    """Per floor and player dealt in again (`Recorded.floor_returns`): whether they kept
+    it (ended below it, added on to reach it), and whether they were dealt in below it."""
     at = np.array(floors)[:, None]
-    return ((ended < at) & (worths >= at)).astype(np.int64) - (worths < at)
+    return (ended < at) & (worths >= at), worths < at
+
+
+def _floor_votes(ended: Ints, worths: Ints, floors: tuple[int, ...] = FLOORS) -> Ints:
+    """Per floor and player dealt in again: 1 where they kept it, -1 where they were
+    dealt in below it (`_kept_broken`)."""
+    kept, broken = _kept_broken(ended, worths, floors)
+    return kept.astype(np.int64) - broken
 
 
 def floor_votes(ended: Ints, worths: Ints) -> tuple[dict[int, int], dict[int, int]]:
-    """Per floor of the catalogue, of the players dealt in again (`Recorded.floor_returns`):
-    those who kept it (ended below it, added on to reach it) and those dealt in below it."""
-    kept = {f: int(((ended < f) & (worths >= f)).sum()) for f in FLOORS}
-    return kept, {f: int((worths < f).sum()) for f in FLOORS}
+    """Per floor of the catalogue, of the players dealt in again: those who kept it and
+    those dealt in below it (`_kept_broken`)."""
+    kept, broken = (dict(zip(FLOORS, c.sum(axis=1).tolist(), strict=True))
+                    for c in _kept_broken(ended, worths, FLOORS))  # fmt: skip
+    return kept, broken
 
 
 @dataclass(frozen=True)
