@@ -26,7 +26,7 @@ from pipeline.core.checks.family import (
     streets_dealt,
 )
 from pipeline.core.checks.findings import Findings
-from pipeline.core.checks.outcome import check_outcomes, check_rows
+from pipeline.core.checks.outcome import check_outcomes, check_rows, self_contradicting
 from pipeline.core.checks.seating import check_seating
 from pipeline.core.games import HOME_RUN_NAMES, Layout
 from pipeline.core.games.chinese import DECLARATIONS, NATURALS, SCORING
@@ -138,6 +138,14 @@ def unruled(batch: HandBatch, shown: Showdown) -> Unruled:
         check_rows(batch, shown, findings)
     placed = placements(batch) if family else no_streets(len(batch.players))
     return Unruled(findings.counts(len(batch)), placed.misplaced, placed.dealt, placed.cards)
+
+
+def never_exact(batch: HandBatch, unruled: Unruled) -> npt.NDArray[np.bool_]:
+    """Per hand of `batch`: whether no profile makes it exact, its record contradicting
+    itself (`self_contradicting`) or diverging where no profile changes (`unruled`)."""
+    never = self_contradicting(batch) | (unruled.rows > 0)
+    never[batch.players.hand[unruled.misplaced]] = True
+    return never
 
 
 def divergent_hands(batch: HandBatch, shown: Showdown, unruled: Unruled) -> npt.NDArray[np.int64]:

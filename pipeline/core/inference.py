@@ -426,6 +426,14 @@ def may_split(gains: dict[str, int], slack: int, n: int) -> set[str]:
     return {d for d, gain in gains.items() if gain + most + slack >= least_gain(n)}
 
 
+def may_divide(fittable: int, slack: int, n: int) -> bool:
+    """Whether `best_split` may divide `n` hands at all, where the best whole fit misses
+    only `fittable` hands that some profile may make exact: whatever the candidates, a
+    hand counts once, on one side, so a division (or a window) gains over that fit at
+    most those and `slack` (hands the best's count leaves out)."""
+    return fittable + slack >= least_gain(n)
+
+
 def best_split(exact: dict[str, tuple[Profile, Flags]], single: int) -> Split | None:
     """The division of a run of hands (in order) into two, each under its own candidate,
     that fits the most hands; None unless it beats the best single fit (`single` hands)

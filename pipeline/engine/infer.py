@@ -33,6 +33,7 @@ from pipeline.core.inference import (
     changes,
     hand_rules,
     least_gain,
+    may_divide,
     may_split,
     merged,
     paths,
@@ -450,11 +451,15 @@ class _Searcher:
     def seeds(self, hands: Ints) -> list[Profile]:
         """Where a search starts: every profile of the rules file of the table's game,
         the contract with the tables read from the records of every hand of the game,
-        the contract, and the contract with the tables read from the table's own."""
+        the contract, and the contract with the tables read from the table's own, unless
+        one of the others fits every hand of the table some rules may make exact: no
+        reading fits more, and the rest are faults (`Pool.never_exact`), which a reading
+        of the table's own would only be fitted to."""
         common, dealt = self.shared_seeds(hands)
         fit = self.fit(hands)
-        if max(fit(p)[0] for p in common) == len(hands):
-            return common  # one of them fits every hand: no reading of the table's own
+        possible = len(hands) - int(self.pool.never_exact()[hands].sum())
+        if max(fit(p)[0] for p in common) == possible:  # one of them fits every hand some
+            return common  # rules may make exact: no reading of the table's own
         return [*common, *self.read(hands, common[0].game, dealt)]
 
     def shared_seeds(self, hands: Ints) -> tuple[list[Profile], dict[str, Any]]:
@@ -549,15 +554,21 @@ class _Searcher:
         self, table_id: str, hands: Ints, kept: list[Profile], depth: int
     ) -> list[Segment]:
         """The table's hands (in order) as segments, each with the candidate it fits; a
-        segment is divided where two candidates fit its two parts better."""
+        segment is divided where two candidates fit its two parts better. Its misses are
+        searched for other rules only where enough of them may be exact under some
+        (`may_divide`): most tables' misses are faults no rules explain."""
         exact = self.pool.exact
         found = self._search([*kept, *self.seeds(hands)], hands)
         whole_fit = Segment(table_id, hands, found)
         if depth == 0 or len(hands) < 2:
             return [whole_fit]
         fits_best = exact(found.best, hands)
-        flags = {found.best.digest: (found.best, fits_best)}
         missed = hands[~fits_best]
+        slack = int(fits_best.sum()) - found.exact
+        fittable = int((~self.pool.never_exact()[missed]).sum())
+        if not may_divide(fittable, slack, len(hands)):  # the misses are faults no rules
+            return [whole_fit]  # explain, or too few of them are not
+        flags = {found.best.digest: (found.best, fits_best)}
         runs = [(missed, [found.best])] if len(missed) else []  # what the rest fit
         if len(missed) > SPLIT_LOOK * len(hands):  # and each half, read alone: the records
             half = len(hands) // 2  # of two rules read together may fit neither
@@ -575,7 +586,6 @@ class _Searcher:
                     found_rest = self._search(self.seeds(rest), rest)
                     more |= {d: p for d, (p, fit) in found_rest.fits.items()
                              if fit[0] and d not in flags}  # fmt: skip
-        slack = int(fits_best.sum()) - found.exact
         flags |= self._splitting(more, flags, hands, ~fits_best, slack)
         split = best_split(flags, found.exact)
         if split is None:

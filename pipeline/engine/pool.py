@@ -23,7 +23,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.core.audit import Unruled, divergent_hands, evaluated, unruled
+from pipeline.core.audit import Unruled, divergent_hands, evaluated, never_exact, unruled
 from pipeline.core.batch import HandBatch, each, joined, spans, stacked, taken, without_streets
 from pipeline.core.inference import hand_rules
 from pipeline.core.money import cents_of
@@ -82,6 +82,7 @@ class Pool:
     batches: list[tuple[HandBatch, Own, int]] = field(default_factory=list)  # with offsets
     shown: list[Showdown] = field(default_factory=list)  # each batch evaluated, once
     unruled: list[Unruled] = field(default_factory=list)  # and what no profile changes
+    never: list[Flags] = field(default_factory=list)  # and the hands none makes exact
     hand_id: list[str] = field(default_factory=list)
     table_id: list[str] = field(default_factory=list)
     hand_no: list[int] = field(default_factory=list)
@@ -101,6 +102,7 @@ class Pool:
     # Each hand's place in the order read (the hands are held table by table: `by_table`).
     read_at: Ints = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     _games: Ints | None = None  # `games`, made once
+    _never: Flags | None = None  # `never_exact`, made once
     # While many searches take turns (`infer.py: Turns`): given what a search asks to be
     # scored, holds it to be scored with the others' and returns once it is (True), or
     # returns False (score it now).
@@ -115,6 +117,7 @@ class Pool:
         self.batches.append((batch, own, len(self)))
         self.shown.append(shown)
         self.unruled.append(found)
+        self.never.append(never_exact(batch, found))
         hands = batch.hands
         self.hand_id += hands.hand_id.to_pylist()
         self.table_id += hands.table_id.to_pylist()
@@ -133,6 +136,13 @@ class Pool:
     def exact(self, profile: Profile, hands: Ints) -> Flags:
         """Per hand of `hands` (of the pool): exact under `profile`."""
         return self.divergences(profile, hands) == 0
+
+    def never_exact(self) -> Flags:
+        """Per hand of the pool: whether no profile makes it exact (`never_exact`): a
+        table's hands that some profile may make exact bound what any search can gain."""
+        if self._never is None or len(self._never) != len(self):
+            self._never = np.concatenate(self.never) if self.never else np.zeros(0, dtype=bool)
+        return self._never
 
     def sat_out(self) -> Flags:
         """Per hand of the pool: whether some player sat out of it."""

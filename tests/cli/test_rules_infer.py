@@ -209,6 +209,24 @@ def test_a_faulty_hand_at_a_change_is_shown_under_the_rules_it_is_least_wrong_un
     assert found == truth
 
 
+def test_a_change_over_the_last_hands_is_found_among_faults_no_rules_explain(
+    tmp_path: Path,
+) -> None:
+    # 990 hands of the contract, four with a net that is not won less rake (no rules make
+    # them exact), then 10 under jokers_deep: of 1,000 hands, just the least a change
+    # must win. The faults are no part of what a split may gain; the 10 hands are.
+    first = [json.loads(line) for line in _contract(tmp_path, 990).read_text().splitlines()]
+    for hand in first[100:900:200]:
+        player = hand["players"][0]
+        for key in ("net", "stack_end"):
+            player[key] = str(Decimal(player[key]) + Decimal("0.01"))
+    second = _after(first, generated(tmp_path, "jokers_deep", 1, 10, "--seed", "4"))
+    text = inferred(str(_written(tmp_path / "switched.jsonl", first + second)))
+    (change,) = [line for line in text.splitlines() if line.startswith("table ")]
+    assert "standard until hand 990 " in change and "from hand 991 " in change, text
+    assert "4 hands fit none" in text
+
+
 def test_a_short_player_under_the_floor_leaves_the_hand_exact(tmp_path: Path) -> None:
     # A 150-point floor: a short player sitting out with less (but enough to cover the
     # hand) may not be dealt in. Scored under a lower floor, the hand would have had to

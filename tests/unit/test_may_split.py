@@ -1,13 +1,22 @@
 """`may_split` leaves out of a table's split search only candidates that cannot take part
 in the split `best_split` finds: on random tables of hands (a best whole fit, rules
 changed part way, rules that came and went, faults that some candidates fit by chance),
-the split found among the candidates kept is the one found among all of them."""
+the split found among the candidates kept is the one found among all of them. And
+`may_divide` says no split where `best_split` finds none among any candidates, whose
+bound is as tight as it can be."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from pipeline.core.inference import Split, best_split, candidate, may_split
+from pipeline.core.inference import (
+    Split,
+    best_split,
+    candidate,
+    least_gain,
+    may_divide,
+    may_split,
+)
 from pipeline.core.rules import GAMES
 
 TAIWANESE = next(i for i, v in enumerate(GAMES) if v.name == "taiwanese")
@@ -60,3 +69,29 @@ def test_the_candidates_left_out_never_change_the_split_found() -> None:
         splits += everything is not None
         assert _outcome(best_split(ours, single), by_digest) == _outcome(everything, by_digest)
     assert left_out > 1000 and splits > 100  # the bound left candidates out; tables split
+
+
+def test_no_split_is_found_where_too_few_missed_hands_may_be_exact() -> None:
+    """Most hands the best misses are made exact by no candidate (faults no rules explain),
+    a few by some; the best's count leaves `slack` hands out."""
+    rng = np.random.default_rng(11)
+    profiles = [candidate(TAIWANESE, {"home_run_bonus": b}) for b in range(0, 18, 2)]
+    bounded = at_the_bound = 0
+    for _ in range(20000):
+        table = _table(rng)
+        missed = np.flatnonzero(~table[0])
+        fittable = rng.permutation(missed)[: int(rng.integers(0, 6))]
+        never = np.setdiff1d(missed, fittable)
+        table[:, never] = False
+        table = table[np.argsort(-table.sum(axis=1), kind="stable")]
+        slack = int(rng.integers(0, 3))
+        n = table.shape[1]
+        exact = {p.digest: (p, row) for p, row in zip(profiles, table, strict=False)}
+        found = best_split(exact, int(table[0].sum()) - slack)
+        fits = len(np.setdiff1d(np.flatnonzero(~table[0]), never))
+        if not may_divide(fits, slack, n):
+            bounded += 1
+            assert found is None
+        elif fits + slack == least_gain(n) and found is not None:
+            at_the_bound += 1  # one hand fewer, and this split would be lost
+    assert bounded > 5000 and at_the_bound > 20

@@ -225,3 +225,37 @@ def _hand_totals(batch: HandBatch, money: Settlement, findings: Findings) -> Non
             expected="0.00",
             recorded=money_text(int(won_sum[i] or net_sum[i])),
         )
+
+
+def self_contradicting(batch: HandBatch) -> Flags:
+    """Per hand: whether its record breaks what every settlement keeps, whatever the
+    rules: the won and the points sum to zero; a net is won less rake, and a stack ends
+    at its start plus its net; a rake total is the rakes' sum, within the cap; and where
+    pairs are recorded, each names two players of the hand, whose points and won are
+    their pairs' sums. No profile makes such a hand exact (the recomputed values keep
+    all of it, and an exact hand's records are its recomputed values)."""
+    players, hands, pairs = batch.players, batch.hands, batch.settlements
+    n = len(hands)
+    broken = np.zeros(n, dtype=bool)
+    own = (players.net != players.won - players.rake) | (
+        players.stack_end != players.stack_start + players.net
+    )
+    broken[players.hand[own]] = True
+    broken |= sum_by(players.hand, players.won, n) != 0
+    broken |= sum_by(players.hand, players.points, n) != 0
+    rakes = sum_by(players.hand, players.rake, n)
+    broken |= hands.has_rake_total & (
+        (hands.rake_total != rakes) | (hands.rake_total > hands.rake_cap)
+    )
+    if len(pairs.hand):
+        seats = int(max(players.seat.max(initial=0), pairs.seat.max(), pairs.opponent.max())) + 1
+        at = players.hand * seats + players.seat
+        a, b = pairs.hand * seats + pairs.seat, pairs.hand * seats + pairs.opponent
+        present = np.zeros(n * seats, dtype=bool)
+        present[at] = True
+        broken[pairs.hand[~present[a] | ~present[b]]] = True
+        recorded = hands.has_settlements[players.hand]
+        for theirs, per_pair in ((players.points, pairs.points), (players.won, pairs.amount)):
+            summed = sum_by(a, per_pair, n * seats) - sum_by(b, per_pair, n * seats)
+            broken[players.hand[recorded & (summed[at] != theirs)]] = True
+    return broken
