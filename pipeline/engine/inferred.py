@@ -136,10 +136,13 @@ def report(pool: Pool, found: Tables, names: Names) -> str:
         return "No hand was verified: there are no tables to read rules from" + (
             f" (quarantined: {why})." if why else "."
         )
+    nexts = [s.fit.next_best() for s in segments]
+    # The next best of each was scored where it differs from the best; it is scored on
+    # every hand of its segment here, all of them in few passes.
+    pool.score_each([(nxt[0], s.hands) for s, nxt in zip(segments, nexts, strict=True) if nxt])
     rows = []
-    for s in segments:
+    for s, nxt in zip(segments, nexts, strict=True):
         first, last = int(s.hands[0]), int(s.hands[-1])
-        nxt = s.fit.next_best()
         exact = found.exact(s.profile, s.hands)
         other = found.exact(nxt[0], s.hands) if nxt else exact & False
         shown = names.shown(s.profile)
