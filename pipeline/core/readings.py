@@ -272,10 +272,7 @@ def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str]:
     each = [made[:, r][None, :] >= np.array(o)[:, None] for r, o in enumerate(options)]
     staying = each[0][:, None, None] | each[1][None, :, None] | each[2][None, None, :]
     wrong = np.where(staying, let_go, kept_in).sum(axis=-1)  # per rule: a category (or none)
-    listed = np.full(len(ROWS), NEVER_CATEGORY)
-    for item in base:
-        row, name = item.split(":")
-        listed[ROWS.index(row)] = min(listed[ROWS.index(row)], Category[name])
+    listed = stay_categories(base)
     if int(((category >= listed).any(axis=1) != stayed).sum()) == wrong.min():
         return base
     best = np.unravel_index(int(wrong.argmin()), wrong.shape)  # (the first: the lowest)
@@ -284,6 +281,16 @@ def _stay(category: Ints, stayed: Flags, base: list[str]) -> list[str]:
         for r, (row, at) in enumerate(zip(ROWS, best, strict=True))
         if options[r][int(at)] != NEVER_CATEGORY
     ]
+
+
+def stay_categories(rule: list[str]) -> Ints:
+    """Per row, the lowest category by which a stay `rule` keeps a player in
+    (NEVER_CATEGORY: none)."""
+    listed = np.full(len(ROWS), NEVER_CATEGORY)
+    for item in rule:
+        row, name = item.split(":")
+        listed[ROWS.index(row)] = min(listed[ROWS.index(row)], Category[name])
+    return listed
 
 
 def _stay_told(category: Ints, stayed: Flags, rule: list[str]) -> list[str]:

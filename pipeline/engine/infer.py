@@ -388,7 +388,7 @@ class _Searcher:
         Fantasyland cards (which the previous hand earned) included."""
         found = self.pool.divergences(profile, hands)
         if profile.variant.open_face:
-            found = found + self.recorded.card_misses(profile)[hands]
+            found = found + self.recorded.fantasyland_misses(profile)[hands]
         return found
 
     def fit(self, hands: Ints) -> Callable[[Profile], Fit]:

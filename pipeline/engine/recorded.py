@@ -20,10 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.audit import score
-from pipeline.core.batch import Settlements
-from pipeline.core.evaluator import Category, category_of, parse_value, value_text
+from pipeline.core.batch import HandBatch, Settlements
+from pipeline.core.evaluator import Category, category_of, parse_value, ranks_of, value_text
 from pipeline.core.evaluator.values import low_only_values
+from pipeline.core.games import Layout
 from pipeline.core.games.chinese import NATURAL, NATURALS, PLAY, SURRENDER, as_low_middle
+from pipeline.core.games.chinese import fouled as fouls
 from pipeline.core.games.game import HOME_RUN, ROWS
 from pipeline.core.games.pairs import Pairs
 from pipeline.core.inference import RowPoints, candidate, read_row_points
@@ -41,8 +43,10 @@ from pipeline.core.readings import (
     read_royalties,
     read_surrender_points,
     royalty_keys,
+    stay_categories,
 )
 from pipeline.core.rules import RANKS, Profile
+from pipeline.core.showdown import Showdown
 from pipeline.engine.pool import Pool, force, ranges
 from pipeline.helpers.columns import ints
 
@@ -50,7 +54,8 @@ Flags = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 
 CATEGORY_NAMES = pa.array([c.name for c in Category])
-CATEGORY_COLUMNS = ("top_category", "middle_category", "bottom_category")
+CATEGORY_COLUMNS = ("top_category", "middle_category", "bottom_category")  # as recorded
+MADE_COLUMNS = ("made_top", "made_middle", "made_bottom")  # as the cards make them
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,7 @@ class Recorded:
     pool: Pool
     _made: dict[object, Rows] = field(default_factory=dict)
     _misses: dict[str, npt.NDArray[np.int16]] = field(default_factory=dict)
-    _dues: dict[int, Ints] = field(default_factory=dict)  # `_due`
+    _dues: dict[int, Ints] = field(default_factory=dict)  # `_judged`
     _reads: dict[str, Flags] = field(default_factory=dict)  # `reads`
     # `floor_returns`, by the hands asked about
     _returns: dict[bytes, tuple[Ints, Ints, Ints]] = field(default_factory=dict)
@@ -218,35 +223,44 @@ class Recorded:
         )
         return read_fantasyland(tops, base)
 
-    def card_misses(self, profile: Profile) -> npt.NDArray[np.int16]:
-        """Per hand of the pool: the players dealt in it other than the Fantasyland cards
-        `profile` says their previous hand earned (the rule across hands that the
-        candidates' audits do not run), so that the cards read are scored too."""
+    def fantasyland_misses(self, profile: Profile) -> npt.NDArray[np.int16]:
+        """Per hand of the pool: its players whose Fantasyland is not what `profile` says
+        their previous hand at the table earned, in it or not, and the cards it deals
+        (the rule across hands, which verify's table rules run and the candidates' audits
+        do not): a rule that lets a player go where a fault records that they left fits
+        that hand, and misses the next, which deals them Fantasyland all the same. What a
+        player earned is judged as a verify judges it, on the rows the cards make."""
         if profile.digest in self._misses:  # (by profile: a Fantasyland digest costs more)
             return self._misses[profile.digest]
         key = fantasyland_digest(profile)
         if key not in self._misses:
             f = self._tops().columns
-            due = self._due(profile.game)
-            by_top = entry_cards_by_top(profile)
-            trips = f["top_category"][due] == Category.three_of_a_kind
-            top = np.clip(f["top_rank"][due], 0, 12)
-            entry = by_top[np.where(trips, len(by_top) - 1, top)]
-            stay = fantasyland(profile)["stay_cards"]
-            want = np.where(f["in_fantasyland"][due].astype(bool), stay, entry)
-            missed = due[(want >= 0) & (want != f["next_cards"][due])]
+            judged = self._judged(profile.game)
+            land = fantasyland(profile)
+            top = f["made_top"][judged]
+            trips = top == Category.three_of_a_kind
+            rank = np.where(trips, 13, np.clip(f["made_top_rank"][judged], 0, 12))
+            entry = np.where(trips | (top == Category.pair), entry_cards_by_top(profile)[rank], -1)
+            rows = np.column_stack([f[column][judged] for column in MADE_COLUMNS])
+            stays = ((rows >= stay_categories(land["stay"])) & (rows < NEVER_CATEGORY)).any(1)
+            in_land = f["in_fantasyland"][judged].astype(bool)
+            want = np.where(in_land, np.where(stays, land["stay_cards"], -1), entry)  # -1: none
+            want = np.where(f["made_foul"][judged].astype(bool), -1, want)  # (a foul earns none)
+            dealt = f["next_cards"][judged]  # (0: not in Fantasyland)
+            missed = judged[np.where(want >= 0, want != dealt, dealt > 0)]
             misses = np.bincount(f["next_hand"][missed], minlength=len(self.pool))
             self._misses[key] = misses.astype(np.int16)  # (a few players a hand)
         self._misses[profile.digest] = self._misses[key]
         return self._misses[key]
 
-    def _due(self, game: int) -> Ints:
-        """The open-face players of `game` (rows of `_tops`) judged to have earned
-        Fantasyland whose next hand's cards were read: where a profile may miss them."""
+    def _judged(self, game: int) -> Ints:
+        """The open-face players of `game` (rows of `_tops`) whose next Fantasyland is
+        judged (recorded, not fouled, at a table that plays it) and whose next hand at
+        the table is held: where a profile may miss the next hand."""
         if game not in self._dues:
             f = self._tops().columns
-            due = (f["game"] == game) & f["judged"].astype(bool) & f["earned"].astype(bool)
-            self._dues[game] = np.flatnonzero(due & (f["next_cards"] >= 0))
+            judged = (f["game"] == game) & f["judged"].astype(bool)
+            self._dues[game] = np.flatnonzero(judged & (f["next_cards"] >= 0))
         return self._dues[game]
 
     def scoop_bonus(self, hands: Ints, game: int) -> int | None:
@@ -327,15 +341,21 @@ class Recorded:
         """Per hand of the pool, whether an entry of Fantasyland's table (`entry`,
         `entry_cards.KK`, `stay.middle`, `stay_cards`) may settle it: a player in
         Fantasyland (their stay, and the cards their street deals, which the entries
-        bound), the hand after one whose record earned it (the cards dealt there,
-        `card_misses`), and for `entry` a player whose top the cards make a pair or trips
-        (whether it earns an entry)."""
+        bound); the hand after one whose record earned it, or who was in it, or for the
+        entry's keys whose recorded top is a pair or trips (whether they are in it there,
+        and the cards it deals: `fantasyland_misses`); and for `entry` a player whose top
+        the cards make a pair or trips (whether it earns an entry)."""
         f = self._tops()
+        in_land = f.columns["in_fantasyland"].astype(bool)
         flags = np.zeros(len(self.pool), dtype=bool)
-        flags[f.hand[f.columns["in_fantasyland"].astype(bool)]] = True
-        after = f.columns["next_hand"][f.columns["earned"].astype(bool)]
+        flags[f.hand[in_land]] = True
+        before = in_land | f.columns["earned"].astype(bool)
+        if not path or path.startswith("entry"):
+            recorded = f.columns["top_category"]
+            before |= (recorded == Category.pair) | (recorded == Category.three_of_a_kind)
+        after = f.columns["next_hand"][before]
         flags[after[after >= 0]] = True
-        if path == "entry":
+        if path in ("", "entry"):
             for (batch, _, offset), shown in zip(self.pool.batches, self.pool.shown, strict=True):
                 players = batch.players
                 if not batch.hands.open_face().any():
@@ -540,14 +560,19 @@ class Recorded:
 
     def _tops(self) -> Rows:
         """Every open-face player whose next Fantasyland is recorded, with their rows'
-        categories as recorded and the cards their next hand at the table dealt."""
+        categories as recorded and as the cards make them (and whether those foul), and
+        the cards their next hand at the table dealt."""
         if "tops" in self._made:
             return self._made["tops"]
         keys = ("in_fantasyland", "top_rank", "earned", "judged", "player", "dealt", "game")
-        names: dict[str, list[Ints]] = {k: [] for k in (*keys, *CATEGORY_COLUMNS)}
+        made = ("made_top_rank", "made_foul", *MADE_COLUMNS)  # as the cards make them
+        names: dict[str, list[Ints]] = {k: [] for k in (*keys, *CATEGORY_COLUMNS, *made)}
         hand: list[Ints] = []
         ids: list[pa.Array] = []
-        for (batch, _, offset), fixed in zip(self.pool.batches, self.pool.unruled, strict=True):
+        pool = self.pool
+        for (batch, _, offset), fixed, shown in zip(
+            pool.batches, pool.unruled, pool.shown, strict=True
+        ):
             players, rows = batch.players, batch.rows
             n = len(players)
             category = np.full((n, 3), NEVER_CATEGORY, np.int64)
@@ -573,13 +598,33 @@ class Recorded:
             names["game"].append(batch.hands.game[players.hand])
             for r, column in enumerate(CATEGORY_COLUMNS):
                 names[column].append(category[:, r])
+            categories, top_rank, foul = _made_rows(batch, shown)
+            names["made_foul"].append(foul)
+            names["made_top_rank"].append(top_rank)
+            for r, column in enumerate(MADE_COLUMNS):
+                names[column].append(categories[:, r])
         every = pa.chunked_array(ids, pa.string())
         names["player"] = [ints(pc.index_in(every, value_set=pc.unique(every)))] if ids else []
-        made = Rows.of(self.pool, hand, names)
-        made.columns["next_hand"], made.columns["next_cards"] = _next_hands(self.pool, made)
-        made.columns["next_read"] = _next_read(self.pool, made, every).astype(np.int64)
-        self._made["tops"] = made
-        return made
+        tops = Rows.of(pool, hand, names)
+        tops.columns["next_hand"], tops.columns["next_cards"] = _next_hands(pool, tops)
+        tops.columns["next_read"] = _next_read(pool, tops, every).astype(np.int64)
+        self._made["tops"] = tops
+        return tops
+
+
+def _made_rows(batch: HandBatch, shown: Showdown) -> tuple[Ints, Ints, Ints]:
+    """Per player of `batch`: their rows' categories (NEVER_CATEGORY: none), their top's
+    first rank (-1: none) and whether they foul (1), as the cards make them; none in a
+    game of boards. (No open-face profile changes a foul: none plays a low middle or the
+    wheel second.)"""
+    n = len(batch.players)
+    if batch.game.layout is not Layout.chinese:
+        none = np.full((n, 3), NEVER_CATEGORY, np.int64)
+        return none, np.full(n, -1, np.int64), np.zeros(n, np.int64)
+    values = shown.value[:, 0, :]
+    categories = np.where(values < 0, NEVER_CATEGORY, category_of(values)).astype(np.int64)
+    top_rank = ranks_of(values[:, 0])[:, 0].astype(np.int64)
+    return categories, top_rank, fouls(values).astype(np.int64)
 
 
 @cache

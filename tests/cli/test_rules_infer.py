@@ -564,6 +564,19 @@ def _flags_as_the_true_rules(history: Path, true: Path, written: Path, folder: P
     assert _flagged(folder / "written") == _flagged(folder / "true")
 
 
+def test_a_stay_a_fault_hides_is_no_better_fit_where_the_next_hand_tells_it(
+    tmp_path: Path,
+) -> None:
+    # A `fantasyland` fault records a player who stayed as let go. A stay rule that lets
+    # them go fits that hand, but the next hand deals them Fantasyland all the same, and
+    # under that rule the fault is there instead: counted across hands, that rule fits
+    # no more hands than the house's, and the fault stays where it was.
+    history, true = _house_dealt(tmp_path, "pineapple_prog", 20, 100, "--seed", "113")
+    written = tmp_path / "inferred.toml"
+    inferred(str(history), "--write", str(written))
+    _flags_as_the_true_rules(history, true, written, tmp_path)
+
+
 def test_floor_faults_do_not_lower_the_floor_written(tmp_path: Path) -> None:
     # A 200-point floor, 8% faults among them players dealt in below it: read as the
     # highest stack that no dealt player contradicts, the floor was 190, and the largest
