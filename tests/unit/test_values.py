@@ -6,7 +6,11 @@ from pipeline.core.evaluator.values import (
     Category,
     all_classes,
     category_of,
+    first_rank_of,
+    low_only_values,
     parse_value,
+    ranks_of,
+    three_ranks_of,
     value_label,
     value_text,
 )
@@ -68,3 +72,10 @@ def test_labels_read_like_the_game() -> None:
         "Flush, Ace-Jack-Nine-Seven-Two",
         "Two Pair, Kings and Twos with an Ace kicker",
     ]
+
+
+def test_a_value_s_first_rank_and_first_three_are_its_ranks_read_in_full() -> None:
+    values = np.arange(-1, low_only_values()[1] + 1).reshape(-1, 1)  # (and no value)
+    ranks = ranks_of(values).astype(np.int64)
+    assert (first_rank_of(values) == ranks[..., 0]).all()
+    assert (three_ranks_of(values) == (ranks[..., :3] * [169, 13, 1]).sum(axis=-1)).all()

@@ -5,8 +5,10 @@ from pipeline.core.evaluator.rows import Evaluation, Plays, evaluate
 from pipeline.core.evaluator.values import (
     Category,
     category_of,
+    first_rank_of,
     parse_value,
     ranks_of,
+    three_ranks_of,
     value_label,
     value_text,
 )
@@ -19,9 +21,11 @@ __all__ = [
     "category_of",
     "evaluate",
     "evaluate_boards",
+    "first_rank_of",
     "parse_value",
     "ranks_of",
     "read_boards",
+    "three_ranks_of",
     "value_label",
     "value_text",
 ]

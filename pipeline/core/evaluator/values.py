@@ -217,7 +217,12 @@ def _top_label(cat: Category, r: TopRanks) -> str:
 
 @memo.table
 def _decoded() -> tuple[
-    npt.NDArray[np.int8], npt.NDArray[np.int8], npt.NDArray[np.object_], npt.NDArray[np.object_]
+    npt.NDArray[np.int8],
+    npt.NDArray[np.int8],
+    npt.NDArray[np.object_],
+    npt.NDArray[np.object_],
+    npt.NDArray[np.int8],
+    npt.NDArray[np.int64],
 ]:
     five, three = all_classes(), three_card_classes()
     classes = [*five, *((c, (*r, NO_VALUE, NO_VALUE)) for c, r in three), *LOW_ONLY]
@@ -230,7 +235,9 @@ def _decoded() -> tuple[
     labels = [_label(c, r) for c, r in five] + [_top_label(c, r) for c, r in three]
     labels += [_label(c, r) for c, r in LOW_ONLY]
     label = np.array([*labels, None], dtype=np.object_)
-    return category, ranks, text, label
+    first = np.ascontiguousarray(ranks[:, 0])
+    three = ranks[:, :3].astype(np.int64) @ np.array([169, 13, 1])
+    return category, ranks, text, label, first, three
 
 
 def _lookup(values: npt.ArrayLike, column: int) -> npt.NDArray[np.generic]:
@@ -248,6 +255,19 @@ def ranks_of(values: npt.ArrayLike) -> npt.NDArray[np.int8]:
     """The ranks of each value in significance order, shape (..., 5); a three-card
     value's last two are -1."""
     return _lookup(values, 1)  # type: ignore[return-value]
+
+
+def first_rank_of(values: npt.ArrayLike) -> npt.NDArray[np.int8]:
+    """The first rank of each value in significance order (-1 where there is no value):
+    `ranks_of(values)[..., 0]`, without the other four."""
+    return _lookup(values, 4)  # type: ignore[return-value]
+
+
+def three_ranks_of(values: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """The first three ranks of each value in significance order as one number (169 x
+    the first + 13 x the second + the third), which orders them as the ranks do: a top
+    against a middle in the foul rule."""
+    return _lookup(values, 5)  # type: ignore[return-value]
 
 
 def value_text(values: npt.ArrayLike) -> npt.NDArray[np.object_]:
@@ -295,7 +315,7 @@ def parse_value(texts: npt.ArrayLike | pa.Array) -> npt.NDArray[np.int16]:
 @memo.table
 def _arrow_columns() -> tuple[pa.Array, pa.Array, pa.Array]:
     """Canonical text, label and category name of every value, as Arrow string columns."""
-    _, _, text, label = _decoded()
+    _, _, text, label, _, _ = _decoded()
     names = [c.name for c in Category]
     categories = [names[c] for c, _ in (*all_classes(), *three_card_classes(), *LOW_ONLY)]
     return (

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.core.evaluator import Category, Plays, category_of, ranks_of
+from pipeline.core.evaluator import Category, Plays, category_of, first_rank_of, three_ranks_of
 from pipeline.core.evaluator.values import low_only_values, parse_value
 from pipeline.core.games.game import (
     BOTH_FOULED,
@@ -158,9 +158,7 @@ def fouled(
     low = np.zeros(len(values), dtype=bool) if middle_low is None else middle_low
     top, middle = values[:, 0], np.where(low, values[:, 2], values[:, 1])
     top_cat, mid_cat = category_of(top).astype(np.int64), category_of(middle).astype(np.int64)
-    weight = np.array([169, 13, 1])
-    top_ranks = (ranks_of(top)[:, :3].astype(np.int64) * weight).sum(axis=1)
-    mid_ranks = (ranks_of(middle)[:, :3].astype(np.int64) * weight).sum(axis=1)
+    top_ranks, mid_ranks = three_ranks_of(top), three_ranks_of(middle)
     top_over = (top_cat > mid_cat) | ((top_cat == mid_cat) & (top_ranks > mid_ranks))
     order = values if keys is None else keys
     return top_over | (~low & (order[:, 1] > order[:, 2]))
@@ -170,7 +168,7 @@ def royalties(values: npt.NDArray[np.int16], rules: ChineseRules, profile: Ints)
     """Each row's royalty (players, rows), as if the setting did not foul: `rules` per
     profile (4.1's seed table in the contract), and each player's `profile`."""
     category = category_of(values).astype(np.int64)  # no value: len(Category), which pays 0
-    royal = (category == Category.straight_flush) & (ranks_of(values)[..., 0] == ACE)
+    royal = (category == Category.straight_flush) & (first_rank_of(values) == ACE)
     column = np.where(royal, ROYAL, category)
     return rules.royalties[profile[:, None], np.arange(values.shape[1])[None, :], column]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from pipeline.core.evaluator import Category, category_of, ranks_of
+from pipeline.core.evaluator import Category, category_of, first_rank_of
 from pipeline.core.games.chinese import CHINESE, ROYAL, PairPoints, played_decision, rows_played
 from pipeline.core.games.game import (
     HOME_RUN_NONE,
@@ -134,7 +134,7 @@ def royalties(values: npt.NDArray[np.int16], rules: OpenFaceRules, profile: Ints
     `rules` per profile, and each player's `profile`."""
     out = np.zeros(values.shape, dtype=np.int64)
     category = category_of(values).astype(np.int64)
-    first_rank = ranks_of(values)[..., 0].astype(np.int64)
+    first_rank = first_rank_of(values).astype(np.int64)
     for r, table in ((1, rules.middle), (2, rules.bottom)):
         royal = (category[:, r] == Category.straight_flush) & (first_rank[:, r] == ACES)
         column = np.where(royal, ROYAL, category[:, r])
@@ -184,7 +184,7 @@ def fantasyland_next(
     deals then (an entry by the top's pair or trips, or a stay; `rules` per profile, and
     each player's `profile`). The caller clears both where the table does not play it."""
     category = category_of(values).astype(np.int64)
-    top_rank = np.clip(ranks_of(values)[:, 0, 0].astype(np.int64), 0, 12)
+    top_rank = np.clip(first_rank_of(values[:, 0]).astype(np.int64), 0, 12)
     trips_top = category[:, 0] == Category.three_of_a_kind
     pair_up = (category[:, 0] == Category.pair) & (top_rank >= rules.entry_rank[profile])
     stay = ((category < NO_VALUE) & (category >= rules.stay_from[profile])).any(axis=1)
