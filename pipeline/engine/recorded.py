@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from pipeline.core.audit import score
 from pipeline.core.batch import HandBatch, Settlements
-from pipeline.core.evaluator import Category, category_of, parse_value, ranks_of, value_text
+from pipeline.core.evaluator import Category, category_of, first_rank_of, parse_value, value_text
 from pipeline.core.evaluator.values import low_only_values
 from pipeline.core.games import Layout
 from pipeline.core.games.chinese import NATURAL, NATURALS, PLAY, SURRENDER, as_low_middle
@@ -99,6 +99,7 @@ class Recorded:
     _made: dict[object, Rows] = field(default_factory=dict)
     _misses: dict[str, npt.NDArray[np.int16]] = field(default_factory=dict)
     _dues: dict[int, Ints] = field(default_factory=dict)  # `_judged`
+    _lands: dict[tuple[bytes, str], Reading | None] = field(default_factory=dict)
     _reads: dict[str, Flags] = field(default_factory=dict)  # `reads`
     # `floor_returns`, by the hands asked about
     _returns: dict[bytes, tuple[Ints, Ints, Ints]] = field(default_factory=dict)
@@ -211,7 +212,15 @@ class Recorded:
         return read_surrender_points(np.concatenate([p["points"][alone], -p["points"][other]]))
 
     def fantasyland(self, hands: Ints, base: Profile) -> Reading | None:
-        """The Fantasyland `hands`' open-face players earned and were dealt."""
+        """The Fantasyland `hands`' open-face players earned and were dealt (read once
+        per hands and base: a segment's is asked each time what it leaves undetermined is
+        found)."""
+        key = (hands.tobytes(), fantasyland_digest(base))
+        if key not in self._lands:
+            self._lands[key] = self._fantasyland(hands, base)
+        return self._lands[key]
+
+    def _fantasyland(self, hands: Ints, base: Profile) -> Reading | None:
         f = self._tops().of_hands(hands)
         keep = f["judged"].astype(bool)
         tops = Tops(
@@ -623,7 +632,7 @@ def _made_rows(batch: HandBatch, shown: Showdown) -> tuple[Ints, Ints, Ints]:
         return none, np.full(n, -1, np.int64), np.zeros(n, np.int64)
     values = shown.value[:, 0, :]
     categories = np.where(values < 0, NEVER_CATEGORY, category_of(values)).astype(np.int64)
-    top_rank = ranks_of(values[:, 0])[:, 0].astype(np.int64)
+    top_rank = first_rank_of(values[:, 0]).astype(np.int64)
     return categories, top_rank, fouls(values).astype(np.int64)
 
 
