@@ -128,6 +128,21 @@ def undetermined_text(keys: tuple[str, ...], entries: tuple[str, ...]) -> str:
     return ", ".join(parts) or "none"
 
 
+HEADER = [
+    "table_id",
+    "first",
+    "last",
+    "from",
+    "until",
+    "hands",
+    "rules",
+    "exact",
+    "next_best",
+    "evidence",
+    "undetermined",
+]
+
+
 def report(pool: Pool, found: Tables, names: Names) -> str:
     """One row per table and segment, then the changes of rules."""
     segments, changes = found.segments, found.changes
@@ -136,45 +151,7 @@ def report(pool: Pool, found: Tables, names: Names) -> str:
         return "No hand was verified: there are no tables to read rules from" + (
             f" (quarantined: {why})." if why else "."
         )
-    nexts = [s.fit.next_best() for s in segments]
-    # The next best of each was scored where it differs from the best; it is scored on
-    # every hand of its segment here, all of them in few passes.
-    pool.score_each([(nxt[0], s.hands) for s, nxt in zip(segments, nexts, strict=True) if nxt])
-    rows = []
-    for s, nxt in zip(segments, nexts, strict=True):
-        first, last = int(s.hands[0]), int(s.hands[-1])
-        exact = found.exact(s.profile, s.hands)
-        other = found.exact(nxt[0], s.hands) if nxt else exact & False
-        shown = names.shown(s.profile)
-        rows.append(
-            [
-                s.table_id,
-                pool.hand_no[first],
-                pool.hand_no[last],
-                when(pool.started_at[first]),
-                when(pool.started_at[last]),
-                len(s.hands),
-                shown,
-                int(exact.sum()),
-                f"{names(nxt[0])}: {nxt[1]}" if nxt else "none",
-                int((exact & ~other).sum()),
-                undetermined_text(s.fit.undetermined, s.fit.entries),
-            ]
-        )
-    header = [
-        "table_id",
-        "first",
-        "last",
-        "from",
-        "until",
-        "hands",
-        "rules",
-        "exact",
-        "next_best",
-        "evidence",
-        "undetermined",
-    ]
-    text = text_table(header, rows)
+    text = text_table(HEADER, _rows(pool, found, names))
     if changes:
         text += "\n\nRule changes:\n" + "\n".join(_change(pool, c, names) for c in changes)
     unlike = names.unlike_the_file(segments)
@@ -190,6 +167,36 @@ def report(pool: Pool, found: Tables, names: Names) -> str:
         why = ", ".join(f"{n:,} {check}" for check, n in sorted(pool.quarantined.items()))
         text += f"\n\nQuarantined before any rules were tried: {why}."
     return text
+
+
+def _rows(pool: Pool, found: Tables, names: Names) -> list[list[object]]:
+    """The report's row of each segment (`HEADER`)."""
+    segments = found.segments
+    nexts = [s.fit.next_best() for s in segments]
+    # The next best of each was scored where it differs from the best; it is scored on
+    # every hand of its segment here, all of them in few passes.
+    pool.score_each([(nxt[0], s.hands) for s, nxt in zip(segments, nexts, strict=True) if nxt])
+    rows: list[list[object]] = []
+    for s, nxt in zip(segments, nexts, strict=True):
+        first, last = int(s.hands[0]), int(s.hands[-1])
+        exact = found.exact(s.profile, s.hands)
+        other = found.exact(nxt[0], s.hands) if nxt else exact & False
+        rows.append(
+            [
+                s.table_id,
+                pool.hand_no[first],
+                pool.hand_no[last],
+                when(pool.started_at[first]),
+                when(pool.started_at[last]),
+                len(s.hands),
+                names.shown(s.profile),
+                int(exact.sum()),
+                f"{names(nxt[0])}: {nxt[1]}" if nxt else "none",
+                int((exact & ~other).sum()),
+                undetermined_text(s.fit.undetermined, s.fit.entries),
+            ]
+        )
+    return rows
 
 
 def _change(pool: Pool, change: Change, names: Names) -> str:
