@@ -277,13 +277,22 @@ def _glob_escape(table_id: str) -> str:
 
 def _key(name: str) -> str:
     bare = name and all(c.isascii() and (c.isalnum() or c in "_-") for c in name)
-    return name if bare else json.dumps(name)
+    return name if bare else _string(name)
+
+
+def _string(text: str) -> str:
+    """`text` as a TOML basic string: as it is, but for what TOML has escaped (a quote, a
+    backslash, the controls). JSON's ASCII escapes would not do: a character beyond
+    the Basic Multilingual Plane becomes two surrogates, which TOML refuses."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _toml(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | str):
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, int):
         return json.dumps(value)
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"

@@ -227,6 +227,19 @@ def test_a_change_over_the_last_hands_is_found_among_faults_no_rules_explain(
     assert "4 hands fit none" in text
 
 
+def test_a_table_id_beyond_the_basic_plane_is_written_as_toml_reads_it(tmp_path: Path) -> None:
+    # JSON's ASCII escapes write an emoji as two surrogates, which TOML refuses.
+    hands = [json.loads(line) for line in _contract(tmp_path, 10).read_text().splitlines()]
+    for hand in hands:
+        hand["table_id"] = "T\U0001f44d\u00e9"
+        hand["hand_id"] = f"T\U0001f44d-{hand['hand_no']:06d}"
+    history = _written(tmp_path / "emoji.jsonl", hands)
+    written = tmp_path / "inferred.toml"
+    inferred(str(history), "--write", str(written))
+    assert "T\U0001f44d\u00e9" in written.read_text(encoding="utf-8")
+    _verifies_clean(history, written, tmp_path)
+
+
 def test_a_short_player_under_the_floor_leaves_the_hand_exact(tmp_path: Path) -> None:
     # A 150-point floor: a short player sitting out with less (but enough to cover the
     # hand) may not be dealt in. Scored under a lower floor, the hand would have had to

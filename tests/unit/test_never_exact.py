@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from pipeline.engine.pool import read_pool
+from tests.cli.test_evaluate_command import handaudit
 from tests.conftest import EXAMPLES
 
 HOUSE = EXAMPLES / "house-rules"
@@ -37,6 +38,23 @@ def _named(folder: Path) -> str:
 def test_no_clean_hand_is_one_no_profile_makes_exact(folder: Path) -> None:
     pool = read_pool([folder / "hands.jsonl"])
     assert len(pool) and not pool.never_exact().any()
+
+
+def test_a_pair_recorded_twice_alike_leaves_a_clean_hand_one_rules_make_exact(
+    tmp_path: Path,
+) -> None:
+    # A verify settles a pair recorded twice alike as once (each copy meets the same
+    # pair): the sums of the pairs are not read in a hand that repeats one.
+    for folder in (EXAMPLES / "clean", EXAMPLES / "family" / "clean", HOUSE / "asia"):
+        hands = [json.loads(line) for line in (folder / "hands.jsonl").read_text().splitlines()]
+        for hand in hands:
+            if hand.get("settlements"):
+                hand["settlements"].append(dict(hand["settlements"][0]))
+        repeated = tmp_path / f"{folder.name}.jsonl"
+        repeated.write_text("".join(json.dumps(h) + "\n" for h in hands))
+        assert not read_pool([repeated]).never_exact().any(), folder
+    audit = handaudit("verify", str(tmp_path / "clean.jsonl"), "--out", str(tmp_path / "a"))
+    assert audit.returncode == 0, audit.stdout
 
 
 @pytest.mark.parametrize("folder", FAULTY, ids=_named)

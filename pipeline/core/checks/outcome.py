@@ -254,7 +254,13 @@ def self_contradicting(batch: HandBatch) -> Flags:
         present = np.zeros(n * seats, dtype=bool)
         present[at] = True
         broken[pairs.hand[~present[a] | ~present[b]]] = True
-        recorded = hands.has_settlements[players.hand]
+        # A pair recorded twice alike settles as once (each copy meets the same pair):
+        # the sums are not read in a hand that repeats one.
+        entry = a * seats + pairs.opponent
+        repeated = np.zeros(n, dtype=bool)
+        _, copy, copies = np.unique(entry, return_inverse=True, return_counts=True)
+        repeated[pairs.hand[copies[copy] > 1]] = True
+        recorded = hands.has_settlements[players.hand] & ~repeated[players.hand]
         for theirs, per_pair in ((players.points, pairs.points), (players.won, pairs.amount)):
             summed = sum_by(a, per_pair, n * seats) - sum_by(b, per_pair, n * seats)
             broken[players.hand[recorded & (summed[at] != theirs)]] = True
