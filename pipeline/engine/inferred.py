@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pipeline.core.readings import entry_table
 from pipeline.core.rules import STANDARD, Profile, RuleBook
 from pipeline.engine.infer import Change, Segment, Tables, flat_values, told_between
 from pipeline.engine.pool import Pool
@@ -240,10 +241,7 @@ def rules_file(pool: Pool, segments: list[Segment], names: Names) -> str:
         if name == STANDARD or name in written:
             continue
         written.add(name)
-        lines.append(f"[profiles.{_key(name)}]")
-        lines.append(f'game = "{s.profile.variant.name}"')
-        lines += [f"{_key(k)} = {_toml(v)}" for k, v in s.profile.values.items()]
-        lines.append("")
+        lines += [*profile_lines(name, s.profile), ""]
     # A table's `standard` entries after its others: `standard` is any game's contract,
     # so an entry naming it would take the hands of the table's other games (a profile's
     # entry takes only its game's); its own game's hands reach it past the others, whose
@@ -263,6 +261,18 @@ def rules_file(pool: Pool, segments: list[Segment], names: Names) -> str:
             lines.append(f"until = {_toml(when(pool.started_at[int(after.hands[0])]))}")
         lines.append("")
     return "\n".join(lines)
+
+
+def profile_lines(name: str, profile: Profile) -> list[str]:
+    """`profile` as a rules file's profile `name`, as it is scored: a Fantasyland table of
+    entry cards holds every top from the entry up (a search that lowers an entry leaves
+    the table as it was, whose lowest count the tops below then deal)."""
+    values = dict(profile.values)
+    land = values.get("fantasyland")
+    if isinstance(land, dict) and isinstance(land.get("entry_cards"), dict):
+        values["fantasyland"] = {**land, "entry_cards": entry_table(profile)}
+    lines = [f"[profiles.{_key(name)}]", f'game = "{profile.variant.name}"']
+    return lines + [f"{_key(k)} = {_toml(v)}" for k, v in values.items()]
 
 
 def _same(a: Segment, b: Segment) -> bool:
