@@ -98,7 +98,7 @@ class Recorded:
     pool: Pool
     _made: dict[object, Rows] = field(default_factory=dict)
     _misses: dict[str, npt.NDArray[np.int16]] = field(default_factory=dict)
-    _dues: dict[int, Ints] = field(default_factory=dict)  # `_judged`
+    _judged_rows: dict[int, Ints] = field(default_factory=dict)  # `_judged`
     _lands: dict[tuple[bytes, str], Reading | None] = field(default_factory=dict)
     _reads: dict[str, Flags] = field(default_factory=dict)  # `reads`
     # `floor_returns`, by the hands asked about
@@ -266,11 +266,11 @@ class Recorded:
         """The open-face players of `game` (rows of `_tops`) whose next Fantasyland is
         judged (recorded, not fouled, at a table that plays it) and whose next hand at
         the table is held: where a profile may miss the next hand."""
-        if game not in self._dues:
+        if game not in self._judged_rows:
             f = self._tops().columns
             judged = (f["game"] == game) & f["judged"].astype(bool)
-            self._dues[game] = np.flatnonzero(judged & (f["next_cards"] >= 0))
-        return self._dues[game]
+            self._judged_rows[game] = np.flatnonzero(judged & (f["next_cards"] >= 0))
+        return self._judged_rows[game]
 
     def scoop_bonus(self, hands: Ints, game: int) -> int | None:
         """The open-face scoop bonus that `hands`' recorded scoops give: a scooping
@@ -351,7 +351,7 @@ class Recorded:
         `entry_cards.KK`, `stay.middle`, `stay_cards`) may settle it: a player in
         Fantasyland (their stay, and the cards their street deals, which the entries
         bound); the hand after one whose record earned it, or who was in it, or for the
-        entry's keys whose recorded top is a pair or trips (whether they are in it there,
+        entry's keys whose top the cards make a pair or trips (whether they are in it there,
         and the cards it deals: `fantasyland_misses`); and for `entry` a player whose top
         the cards make a pair or trips (whether it earns an entry)."""
         f = self._tops()
@@ -360,8 +360,8 @@ class Recorded:
         flags[f.hand[in_land]] = True
         before = in_land | f.columns["earned"].astype(bool)
         if not path or path.startswith("entry"):
-            recorded = f.columns["top_category"]
-            before |= (recorded == Category.pair) | (recorded == Category.three_of_a_kind)
+            made = f.columns["made_top"]  # (as `fantasyland_misses` judges the entry)
+            before |= (made == Category.pair) | (made == Category.three_of_a_kind)
         after = f.columns["next_hand"][before]
         flags[after[after >= 0]] = True
         if path in ("", "entry"):
